@@ -1,0 +1,16 @@
+{#
+    The per-format settings of var cdc_formats as an inline table, so that SQL can
+    join them: source_format, row_locator_columns (array<string>).
+#}
+{% macro cdc_format_settings() %}
+    {%- set formats = var('cdc_formats') -%}
+    {%- if formats is not mapping or formats | length == 0 -%}
+        {{ exceptions.raise_compiler_error("var cdc_formats must map each format name to its settings") }}
+    {%- endif -%}
+    select * from values
+    {%- for name, settings in formats.items() %}
+        ('{{ name }}', array({% for column in settings.get('row_locator_columns', []) %}'{{ column | replace("'", "\\'") }}'{% if not loop.last %}, {% endif %}{% endfor %}))
+        {%- if not loop.last %},{% endif %}
+    {%- endfor %}
+    as format_settings (source_format, row_locator_columns)
+{% endmacro %}

@@ -1,0 +1,35 @@
+{#
+    A row image (variant object of column -> JSON value) with each value converted to
+    the type its envelope declares. `column_types` is a SQL map of column name -> vendor
+    type name; which vendor type gets which conversion is data: var cdc_formats,
+    `value_types`. Unlisted types keep their JSON value; JSON null stays null; a value
+    that does not convert becomes null rather than failing the run.
+#}
+{% macro cdc_typed_image(image, column_types, source_format) %}
+    {{ return(adapter.dispatch('cdc_typed_image', 'cdc')(image, column_types, source_format)) }}
+{% endmacro %}
+
+{% macro default__cdc_typed_image(image, column_types, source_format) %}
+    {%- set conversions = {
+        'epoch_millis': 'cast(timestamp_millis(cast(column_value as bigint)) as variant)',
+        'base64': 'cast(unbase64(cast(column_value as string)) as variant)',
+    } -%}
+    {%- set value_types = var('cdc_formats')[source_format].get('value_types', {}) -%}
+    {%- for vendor_type, conversion in value_types.items() if conversion not in conversions -%}
+        {{ exceptions.raise_compiler_error(
+            "cdc_typed_image: format '" ~ source_format ~ "' maps type '" ~ vendor_type
+            ~ "' to unknown conversion '" ~ conversion ~ "'; known: " ~ conversions.keys() | join(', ')) }}
+    {%- endfor -%}
+    case when schema_of_variant({{ image }}) like 'OBJECT<%' then
+        to_variant_object(transform_values(
+            cast({{ image }} as map<string, variant>),
+            (column_name, column_value) -> case
+                when is_variant_null(column_value) then column_value
+                {%- for vendor_type, conversion in value_types.items() %}
+                when {{ column_types }}[column_name] = '{{ vendor_type }}' then {{ conversions[conversion] }}
+                {%- endfor %}
+                else column_value
+            end
+        ))
+    end
+{% endmacro %}

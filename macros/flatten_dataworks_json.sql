@@ -1,0 +1,79 @@
+{#
+    DataWorks / DataHub BLOB and Kafka JSON envelope -> canonical CDC records
+    (one record per message). Ordering: payload.sequenceId, compared as a number.
+    Row images are typed with schema.dataColumn: DATE (13-digit ms) becomes a
+    timestamp, BYTES (base64) becomes binary, the rest keep their JSON type.
+#}
+{% macro flatten_dataworks_json(relation) %}
+    {{ return(adapter.dispatch('flatten_dataworks_json', 'cdc')(relation)) }}
+{% endmacro %}
+
+{% macro default__flatten_dataworks_json(relation) %}
+with landed as (
+    {{ cdc_landed_messages(relation, 'dataworks_json') }}
+),
+
+envelope as (
+    select
+        landed.*,
+        try_variant_get(message, '$.payload') as payload,
+        try_variant_get(message, '$.schema') as message_schema
+    from landed
+),
+
+fields as (
+    select
+        envelope.*,
+        try_variant_get(payload, '$.op', 'string') as vendor_op,
+        try_variant_get(payload, '$.sequenceId', 'string') as sequence_id,
+        try_variant_get(payload, '$.timestamp.eventTime', 'bigint') as event_time_ms,
+        try_variant_get(payload, '$.ddl.text', 'string') as ddl_text,
+        try_variant_get(payload, '$.before.dataColumn') as before_columns,
+        try_variant_get(payload, '$.after.dataColumn') as after_columns,
+        concat_ws(
+            '.',
+            try_variant_get(message_schema, '$.source.dbName', 'string'),
+            try_variant_get(message_schema, '$.source.schemaName', 'string'),
+            try_variant_get(message_schema, '$.source.tableName', 'string')
+        ) as dotted_table,
+        try_variant_get(message_schema, '$.primaryKey', 'array<string>') as primary_key,
+        map_from_entries(
+            try_variant_get(
+                message_schema, '$.dataColumn', 'array<struct<name: string, type: string>>'
+            )
+        ) as column_types
+    from envelope
+),
+
+final as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        0 as record_index,
+        vendor_op,
+        nullif(dotted_table, '') as table_id,
+        primary_key as declared_key_columns,
+        {{ cdc_typed_image('before_columns', 'column_types', 'dataworks_json') }} as before_image,
+        {{ cdc_typed_image('after_columns', 'column_types', 'dataworks_json') }} as after_image,
+        false as after_image_is_partial,
+        column_types,
+        {{ cdc_sortable_number('sequence_id') }} as sequence_key,
+        timestamp_millis(event_time_ms) as commit_ts,
+        ddl_text,
+        case
+            when loader_error is not null then loader_error
+            when message is null then 'not valid JSON'
+            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when {{ cdc_is_not_object('before_columns') }}
+                then 'payload.before.dataColumn is not a JSON object'
+            when {{ cdc_is_not_object('after_columns') }}
+                then 'payload.after.dataColumn is not a JSON object'
+            when sequence_id is not null and {{ cdc_sortable_number('sequence_id') }} is null
+                then 'payload.sequenceId is not a whole number'
+        end as format_error
+    from fields
+)
+
+select * from final
+{% endmacro %}

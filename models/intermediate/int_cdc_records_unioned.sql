@@ -1,0 +1,175 @@
+{#
+    Every format's canonical records in one relation, classified: op codes from seed
+    cdc_op_codes, key columns resolved (message, then seed cdc_table_keys, then the
+    format's row locator columns), key_json built from the image, quarantine reasons
+    decided. An update whose key changed becomes a delete of the old key and an insert
+    of the new one; every other record keeps its own row.
+#}
+with unioned as (
+    {% for source_format in var('cdc_formats') %}
+        select * from {{ ref('stg_' ~ source_format ~ '__records') }}
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+),
+
+op_codes as (
+    select source_format, vendor_op, record_kind, op from {{ ref('cdc_op_codes') }}
+),
+
+configured_keys as (
+    select table_id, from_json(key_columns, 'array<string>') as key_columns
+    from {{ ref('cdc_table_keys') }}
+),
+
+format_settings as (
+    {{ cdc_format_settings() }}
+),
+
+classified as (
+    select
+        unioned.*,
+        op_codes.record_kind as op_record_kind,
+        nullif(op_codes.op, 'none') as op,
+        cast(unioned.before_image as map<string, variant>) as before_columns,
+        cast(unioned.after_image as map<string, variant>) as after_columns,
+        case
+            when size(unioned.declared_key_columns) > 0 then unioned.declared_key_columns
+            when configured_keys.key_columns is not null then configured_keys.key_columns
+            else slice(
+                filter(
+                    format_settings.row_locator_columns,
+                    column_name -> map_contains_key(
+                        cast(coalesce(unioned.after_image, unioned.before_image) as map<string, variant>),
+                        column_name
+                    )
+                ),
+                1, 1
+            )
+        end as key_columns
+    from unioned
+    left join op_codes
+        on unioned.source_format = op_codes.source_format
+        and unioned.vendor_op = op_codes.vendor_op
+    left join configured_keys
+        on unioned.table_id = configured_keys.table_id
+    left join format_settings
+        on unioned.source_format = format_settings.source_format
+),
+
+keyed as (
+    select
+        classified.*,
+        -- A key value missing from one image is taken from the other: partial images
+        -- (Canal `old`, SharePlex `data`) hold key columns only when they changed.
+        case when before_columns is not null then
+            to_json(map_from_arrays(
+                key_columns,
+                transform(key_columns, column_name -> coalesce(before_columns[column_name], after_columns[column_name]))
+            ))
+        end as before_key_json,
+        case when after_columns is not null then
+            to_json(map_from_arrays(
+                key_columns,
+                transform(key_columns, column_name -> coalesce(after_columns[column_name], before_columns[column_name]))
+            ))
+        end as after_key_json,
+        filter(
+            key_columns,
+            column_name -> not map_contains_key(coalesce(after_columns, before_columns), column_name)
+                and not map_contains_key(coalesce(before_columns, after_columns), column_name)
+        ) as absent_key_columns
+    from classified
+),
+
+checked as (
+    select
+        keyed.*,
+        case
+            when format_error is not null then format_error
+            when vendor_op is null then 'no operation in the message'
+            when op_record_kind is null then concat('unknown operation ', to_json(named_struct('op', vendor_op)))
+            when op_record_kind = 'row_change' and table_id is null then 'no table in the message'
+            when op_record_kind = 'row_change' and sequence_key is null then 'no sequence in the message'
+            when op_record_kind = 'row_change' and before_columns is null and after_columns is null
+                then 'no row image in the message'
+            when op_record_kind = 'row_change' and op in ('insert', 'snapshot') and after_columns is null
+                then 'no after image for an insert'
+            when op_record_kind = 'row_change' and size(key_columns) = 0
+                then 'no key: the message declares none, seed cdc_table_keys has none, no row locator column'
+            when op_record_kind = 'row_change' and size(absent_key_columns) > 0
+                then concat('key column absent from the row image: ', to_json(absent_key_columns))
+            when op = 'truncate' and table_id is null then 'no table in the message'
+        end as quarantine_reason
+    from keyed
+),
+
+split as (
+    -- one output row per (key, image): an update that changes the key ends the old key
+    -- (delete) and starts the new one (insert)
+    select
+        checked.*,
+        inline(
+            case
+                when quarantine_reason is null and op_record_kind = 'row_change' and op = 'update'
+                    and before_key_json is not null and after_key_json is not null
+                    and before_key_json != after_key_json
+                    then array(
+                        named_struct(
+                            'record_op', 'delete', 'key_json', before_key_json,
+                            'record_before_image', before_image, 'record_after_image', cast(null as variant),
+                            'is_key_change', true
+                        ),
+                        named_struct(
+                            'record_op', 'insert', 'key_json', after_key_json,
+                            'record_before_image', cast(null as variant), 'record_after_image', after_image,
+                            'is_key_change', true
+                        )
+                    )
+                else array(named_struct(
+                    'record_op', op,
+                    'key_json', case
+                        when quarantine_reason is null and op_record_kind = 'row_change'
+                            then coalesce(after_key_json, before_key_json)
+                    end,
+                    'record_before_image', before_image, 'record_after_image', after_image,
+                    'is_key_change', false
+                ))
+            end
+        )
+    from checked
+),
+
+final as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        record_index,
+        case when quarantine_reason is not null then 'quarantine' else op_record_kind end as record_kind,
+        vendor_op,
+        case when quarantine_reason is null then record_op end as op,
+        table_id,
+        key_json,
+        record_before_image as before_image,
+        record_after_image as after_image,
+        after_image_is_partial,
+        column_types,
+        sequence_key,
+        commit_ts,
+        ddl_text,
+        is_key_change,
+        quarantine_reason,
+        sha2(concat_ws(
+            '\u0001',
+            source_format, vendor_op, record_op, table_id, key_json, sequence_key,
+            cast(commit_ts as string), to_json(record_before_image), to_json(record_after_image), ddl_text,
+            case when quarantine_reason is not null then message_id end
+        ), 256) as record_fingerprint,
+        case
+            when key_json is not null then {{ cdc_key_bucket('table_id', 'key_json') }}
+            else -load_batch_id
+        end as record_partition
+    from split
+)
+
+select * from final

@@ -1,0 +1,127 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='insert_overwrite',
+        partition_by=['key_bucket'],
+    )
+}}
+-- depends_on: {{ ref('int_cdc_touched_buckets') }}
+{#
+    SCD type 2: one row per version of a source row. The changes of a key are ordered
+    by their sequence (never by arrival); each insert, update or snapshot opens a
+    version, each delete or truncate opens a deleted version. A delete that ends
+    nothing (the key is already deleted) is dropped, so versions alternate as the
+    source row did. An incremental run rebuilds only the key buckets its batches touch.
+#}
+with changes as (
+    select
+        event_id, source_format, table_id, key_json, op, before_image, after_image,
+        after_image_is_partial, sequence_key, commit_ts, key_bucket
+    from {{ ref('cdc_events') }}
+    where key_bucket >= 0
+    {% if is_incremental() %}
+        and key_bucket in (select key_bucket from {{ ref('int_cdc_touched_buckets') }})
+    {% endif %}
+),
+
+truncates as (
+    select event_id, source_format, table_id, sequence_key, commit_ts
+    from {{ ref('cdc_events') }}
+    where key_bucket = -1
+),
+
+table_keys as (
+    select distinct table_id, key_json, key_bucket
+    from changes
+),
+
+-- a truncate ends the live version of every key of its table
+truncate_changes as (
+    select
+        truncates.event_id,
+        truncates.source_format,
+        table_keys.table_id,
+        table_keys.key_json,
+        'truncate' as op,
+        cast(null as variant) as before_image,
+        cast(null as variant) as after_image,
+        false as after_image_is_partial,
+        truncates.sequence_key,
+        truncates.commit_ts,
+        table_keys.key_bucket
+    from table_keys
+    inner join truncates
+        on table_keys.table_id = truncates.table_id
+),
+
+all_changes as (
+    select * from changes
+    union all
+    select * from truncate_changes
+),
+
+flagged as (
+    select
+        all_changes.*,
+        op in ('delete', 'truncate') as is_deleted,
+        lag(op in ('delete', 'truncate')) over key_order as previous_is_deleted
+    from all_changes
+    window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
+),
+
+-- deletes that end no live version are not versions
+effective as (
+    select *
+    from flagged
+    where not (is_deleted and coalesce(previous_is_deleted, op = 'truncate'))
+),
+
+versioned as (
+    select
+        table_id,
+        key_json,
+        op,
+        is_deleted,
+        -- a deleted version shows the row as it was when deleted
+        case
+            when is_deleted then coalesce(before_image, lag(after_image) over key_order)
+            else after_image
+        end as row_image,
+        -- valid_from never goes back in time, even if the source clock did
+        max(commit_ts) over (
+            partition by table_id, key_json order by sequence_key, op, event_id
+            rows between unbounded preceding and current row
+        ) as valid_from,
+        sequence_key as valid_from_sequence,
+        lead(sequence_key) over key_order as valid_to_sequence,
+        commit_ts,
+        event_id,
+        source_format,
+        key_bucket,
+        sequence_key,
+        row_number() over key_order as version_number
+    from effective
+    window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
+),
+
+final as (
+    select
+        table_id,
+        key_json,
+        version_number,
+        valid_from,
+        lead(valid_from) over (partition by table_id, key_json order by version_number) as valid_to,
+        valid_to_sequence is null as is_current,
+        is_deleted,
+        op,
+        row_image,
+        valid_from_sequence,
+        valid_to_sequence,
+        commit_ts,
+        event_id,
+        source_format,
+        key_bucket
+    from versioned
+)
+
+select * from final

@@ -1,0 +1,41 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='insert_overwrite',
+        partition_by=['load_batch_id'],
+    )
+}}
+{#- Every record that could not be understood, with the reason and the message as landed. -#}
+{%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
+with quarantined as (
+    select message_id, source_format, record_index, vendor_op, table_id, quarantine_reason,
+        load_batch_id
+    from {{ ref('int_cdc_records') }}
+    where record_kind = 'quarantine'
+        and record_partition < -({{ watermark }})
+),
+
+landed as (
+    select message_id, message_text, source_file, message_index
+    from {{ source('cdc_landing', 'raw_cdc_messages') }}
+    where load_batch_id > {{ watermark }}
+),
+
+final as (
+    select
+        quarantined.message_id,
+        quarantined.source_format,
+        quarantined.record_index,
+        quarantined.vendor_op,
+        quarantined.table_id,
+        quarantined.quarantine_reason,
+        landed.message_text,
+        landed.source_file,
+        landed.message_index,
+        quarantined.load_batch_id
+    from quarantined
+    left join landed
+        on quarantined.message_id = landed.message_id
+)
+
+select * from final

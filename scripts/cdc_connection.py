@@ -1,0 +1,113 @@
+"""One way to reach the project's Spark from Python: the same profile dbt uses.
+
+The loader, the demo, the tests and the benchmark open SQL connections through
+`connect()`, so they see exactly the warehouse and metastore that `dbt build`
+sees for the chosen target (`local`: in-process Spark; `thrift`: a Spark
+Thrift Server).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROFILES_PATH = PROJECT_ROOT / "profiles" / "profiles.yml"
+PROFILE_NAME = "cdc"
+
+log = logging.getLogger(__name__)
+
+
+def _env_var(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name, default)
+    if value is None:
+        raise KeyError(f"environment variable {name} is not set and has no default")
+    return value
+
+
+def _render(value: Any) -> Any:
+    """Render the `env_var()` templating dbt allows in profiles.yml."""
+    if isinstance(value, dict):
+        return {key: _render(item) for key, item in value.items()}
+    if isinstance(value, str) and "{{" in value:
+        template = jinja2.Environment().from_string(value)
+        rendered = template.render(env_var=_env_var)
+        return int(rendered) if "as_number" in value else rendered
+    return value
+
+
+def profile_target(target: str | None = None) -> dict[str, Any]:
+    """The rendered output of the project's dbt profile for `target`."""
+    profile = yaml.safe_load(PROFILES_PATH.read_text())[PROFILE_NAME]
+    name = target or _render(profile["target"])
+    if name not in profile["outputs"]:
+        known = ", ".join(sorted(profile["outputs"]))
+        raise SystemExit(f"unknown target {name!r} (profiles.yml has: {known})")
+    output = _render(profile["outputs"][name])
+    output["name"] = name
+    return output
+
+
+@dataclass
+class SqlConnection:
+    """A minimal SQL runner over either a SparkSession or a PyHive cursor."""
+
+    target: str
+    schema: str
+    _spark: Any = None
+    _cursor: Any = None
+
+    def sql(self, statement: str) -> list[tuple]:
+        if self._spark is not None:
+            return [tuple(row) for row in self._spark.sql(statement).collect()]
+        self._cursor.execute(statement)
+        try:
+            return [tuple(row) for row in self._cursor.fetchall()]
+        except Exception:  # statements without a result set
+            return []
+
+    @property
+    def spark(self) -> Any:
+        """The SparkSession (local target only)."""
+        if self._spark is None:
+            raise RuntimeError("a SparkSession exists only for the local target")
+        return self._spark
+
+    def close(self) -> None:
+        if self._cursor is not None:
+            self._cursor.close()
+
+
+def spark_conf(target: str | None = None) -> dict[str, str]:
+    """Spark settings of a session-method target, paths made absolute."""
+    output = profile_target(target)
+    conf = {str(k): str(v) for k, v in output.get("server_side_parameters", {}).items()}
+    conf["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it
+    return conf
+
+
+def connect(target: str | None = None) -> SqlConnection:
+    output = profile_target(target)
+    schema = output["schema"]
+    if output["method"] == "session":
+        os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.enableHiveSupport().appName("cdc-scripts")
+        for key, value in spark_conf(output["name"]).items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        return SqlConnection(output["name"], schema, _spark=spark)
+    if output["method"] == "thrift":
+        from pyhive import hive
+
+        connection = hive.connect(host=output["host"], port=int(output["port"]))
+        return SqlConnection(output["name"], schema, _cursor=connection.cursor())
+    raise SystemExit(f"target {output['name']!r}: method {output['method']!r} is not supported")
