@@ -13,6 +13,7 @@
     {%- set conversions = {
         'epoch_millis': 'cast(timestamp_millis(cast(column_value as bigint)) as variant)',
         'base64': 'cast(unbase64(cast(column_value as string)) as variant)',
+        'double': 'cast(cast(column_value as double) as variant)',
     } -%}
     {%- set value_types = var('cdc_formats')[source_format].get('value_types', {}) -%}
     {%- for vendor_type, conversion in value_types.items() if conversion not in conversions -%}

@@ -36,9 +36,9 @@ def _render(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _render(item) for key, item in value.items()}
     if isinstance(value, str) and "{{" in value:
-        template = jinja2.Environment().from_string(value)
-        rendered = template.render(env_var=_env_var)
-        return int(rendered) if "as_number" in value else rendered
+        environment = jinja2.Environment()
+        environment.filters["as_number"] = int
+        return environment.from_string(value).render(env_var=_env_var)
     return value
 
 
@@ -85,7 +85,7 @@ class SqlConnection:
 
 
 def spark_conf(target: str | None = None) -> dict[str, str]:
-    """Spark settings of a session-method target, paths made absolute."""
+    """Spark settings of a session-method target (paths relative to the project root)."""
     output = profile_target(target)
     conf = {str(k): str(v) for k, v in output.get("server_side_parameters", {}).items()}
     conf["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it

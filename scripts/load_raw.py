@@ -31,8 +31,8 @@ import pyarrow.parquet as pq
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cdc_connection import PROJECT_ROOT, SqlConnection, connect  # noqa: E402
-from cdc_messages import Message, read_bytes, split_json_text  # noqa: E402
+from cdc_connection import PROJECT_ROOT, SqlConnection, connect
+from cdc_messages import Message, read_bytes, split_json_text
 
 log = logging.getLogger("load_raw")
 
@@ -116,9 +116,7 @@ class Landing:
             if row[0] == "Location":
                 url = urlparse(row[1])
                 if url.scheme not in ("", "file"):
-                    raise SystemExit(
-                        f"{self.table} is stored at {row[1]}; the loader writes local files only"
-                    )
+                    raise SystemExit(f"{self.table} is stored at {row[1]}; the loader writes local files only")
                 return Path(url.path)
         raise SystemExit(f"cannot find the location of {self.table}")
 
@@ -139,8 +137,7 @@ class Landing:
 
     def landed_files(self, source_format: str) -> set[str]:
         rows = self.connection.sql(
-            f"select distinct source_file_sha256 from {self.table} "
-            f"where source_format = '{source_format}'"
+            f"select distinct source_file_sha256 from {self.table} where source_format = '{source_format}'"
         )
         return {row[0] for row in rows}
 
@@ -230,9 +227,7 @@ class _Batch:
         self.writer: pq.ParquetWriter | None = None
         self.messages = 0
 
-    def add_file(
-        self, path: Path, digest: str, messages: Iterable[Message], progress: Progress
-    ) -> int:
+    def add_file(self, path: Path, digest: str, messages: Iterable[Message], progress: Progress) -> int:
         columns: dict[str, list[Any]] = {name: [] for name in LANDING_COLUMNS.names}
         count = 0
         for message in messages:
@@ -281,9 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Files already landed (same content) are skipped. Formats are declared "
         "in dbt_project.yml (var cdc_formats).",
     )
-    parser.add_argument(
-        "--format", required=True, choices=sorted(formats), help="the message format of every PATH"
-    )
+    parser.add_argument("--format", required=True, choices=sorted(formats), help="the message format of every PATH")
     parser.add_argument(
         "--target",
         default=None,

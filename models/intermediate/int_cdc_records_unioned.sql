@@ -13,11 +13,18 @@ with unioned as (
 ),
 
 op_codes as (
-    select source_format, vendor_op, record_kind, op from {{ ref('cdc_op_codes') }}
+    select
+        source_format,
+        vendor_op,
+        record_kind,
+        op
+    from {{ ref('cdc_op_codes') }}
 ),
 
 configured_keys as (
-    select table_id, from_json(key_columns, 'array<string>') as key_columns
+    select
+        table_id,
+        from_json(key_columns, 'array<string>') as key_columns
     from {{ ref('cdc_table_keys') }}
 ),
 
@@ -30,8 +37,8 @@ classified as (
         unioned.*,
         op_codes.record_kind as op_record_kind,
         nullif(op_codes.op, 'none') as op,
-        cast(unioned.before_image as map<string, variant>) as before_columns,
-        cast(unioned.after_image as map<string, variant>) as after_columns,
+        cast(unioned.before_image as map <string, variant>) as before_columns,
+        cast(unioned.after_image as map <string, variant>) as after_columns,
         case
             when size(unioned.declared_key_columns) > 0 then unioned.declared_key_columns
             when configured_keys.key_columns is not null then configured_keys.key_columns
@@ -39,7 +46,7 @@ classified as (
                 filter(
                     format_settings.row_locator_columns,
                     column_name -> map_contains_key(
-                        cast(coalesce(unioned.after_image, unioned.before_image) as map<string, variant>),
+                        cast(coalesce(unioned.after_image, unioned.before_image) as map <string, variant>),
                         column_name
                     )
                 ),
@@ -48,8 +55,9 @@ classified as (
         end as key_columns
     from unioned
     left join op_codes
-        on unioned.source_format = op_codes.source_format
-        and unioned.vendor_op = op_codes.vendor_op
+        on
+            unioned.source_format = op_codes.source_format
+            and unioned.vendor_op = op_codes.vendor_op
     left join configured_keys
         on unioned.table_id = configured_keys.table_id
     left join format_settings
@@ -61,22 +69,33 @@ keyed as (
         classified.*,
         -- A key value missing from one image is taken from the other: partial images
         -- (Canal `old`, SharePlex `data`) hold key columns only when they changed.
-        case when before_columns is not null then
-            to_json(map_from_arrays(
-                key_columns,
-                transform(key_columns, column_name -> coalesce(before_columns[column_name], after_columns[column_name]))
-            ))
+        case
+            when classified.before_columns is not null then
+                to_json(map_from_arrays(
+                    classified.key_columns,
+                    transform(
+                        classified.key_columns,
+                        column_name
+                        -> coalesce(classified.before_columns[column_name], classified.after_columns[column_name])
+                    )
+                ))
         end as before_key_json,
-        case when after_columns is not null then
-            to_json(map_from_arrays(
-                key_columns,
-                transform(key_columns, column_name -> coalesce(after_columns[column_name], before_columns[column_name]))
-            ))
+        case
+            when classified.after_columns is not null then
+                to_json(map_from_arrays(
+                    classified.key_columns,
+                    transform(
+                        classified.key_columns,
+                        column_name
+                        -> coalesce(classified.after_columns[column_name], classified.before_columns[column_name])
+                    )
+                ))
         end as after_key_json,
         filter(
-            key_columns,
-            column_name -> not map_contains_key(coalesce(after_columns, before_columns), column_name)
-                and not map_contains_key(coalesce(before_columns, after_columns), column_name)
+            classified.key_columns,
+            column_name
+            -> not map_contains_key(coalesce(classified.after_columns, classified.before_columns), column_name)
+            and not map_contains_key(coalesce(classified.before_columns, classified.after_columns), column_name)
         ) as absent_key_columns
     from classified
 ),
@@ -85,20 +104,25 @@ checked as (
     select
         keyed.*,
         case
-            when format_error is not null then format_error
-            when vendor_op is null then 'no operation in the message'
-            when op_record_kind is null then concat('unknown operation ', to_json(named_struct('op', vendor_op)))
-            when op_record_kind = 'row_change' and table_id is null then 'no table in the message'
-            when op_record_kind = 'row_change' and sequence_key is null then 'no sequence in the message'
-            when op_record_kind = 'row_change' and before_columns is null and after_columns is null
+            when keyed.format_error is not null then keyed.format_error
+            when keyed.vendor_op is null then 'no operation in the message'
+            when
+                keyed.op_record_kind is null
+                then concat('unknown operation ', to_json(named_struct('op', keyed.vendor_op)))
+            when keyed.op_record_kind = 'row_change' and keyed.table_id is null then 'no table in the message'
+            when keyed.op_record_kind = 'row_change' and keyed.sequence_key is null then 'no sequence in the message'
+            when keyed.op_record_kind = 'row_change' and keyed.before_columns is null and keyed.after_columns is null
                 then 'no row image in the message'
-            when op_record_kind = 'row_change' and op in ('insert', 'snapshot') and after_columns is null
+            when
+                keyed.op_record_kind = 'row_change'
+                and keyed.op in ('insert', 'snapshot')
+                and keyed.after_columns is null
                 then 'no after image for an insert'
-            when op_record_kind = 'row_change' and size(key_columns) = 0
+            when keyed.op_record_kind = 'row_change' and size(keyed.key_columns) = 0
                 then 'no key: the message declares none, seed cdc_table_keys has none, no row locator column'
-            when op_record_kind = 'row_change' and size(absent_key_columns) > 0
-                then concat('key column absent from the row image: ', to_json(absent_key_columns))
-            when op = 'truncate' and table_id is null then 'no table in the message'
+            when keyed.op_record_kind = 'row_change' and size(keyed.absent_key_columns) > 0
+                then concat('key column absent from the row image: ', to_json(keyed.absent_key_columns))
+            when keyed.op = 'truncate' and keyed.table_id is null then 'no table in the message'
         end as quarantine_reason
     from keyed
 ),
@@ -108,30 +132,33 @@ split as (
     -- (delete) and starts the new one (insert)
     select
         checked.*,
-        inline(
+        inline(  -- noqa: AL03
             case
-                when quarantine_reason is null and op_record_kind = 'row_change' and op = 'update'
-                    and before_key_json is not null and after_key_json is not null
-                    and before_key_json != after_key_json
+                when
+                    checked.quarantine_reason is null
+                    and checked.op_record_kind = 'row_change'
+                    and checked.op = 'update'
+                    and checked.before_key_json is not null and checked.after_key_json is not null
+                    and checked.before_key_json != checked.after_key_json
                     then array(
                         named_struct(
-                            'record_op', 'delete', 'key_json', before_key_json,
-                            'record_before_image', before_image, 'record_after_image', cast(null as variant),
+                            'record_op', 'delete', 'key_json', checked.before_key_json,
+                            'record_before_image', checked.before_image, 'record_after_image', cast(null as variant),
                             'is_key_change', true
                         ),
                         named_struct(
-                            'record_op', 'insert', 'key_json', after_key_json,
-                            'record_before_image', cast(null as variant), 'record_after_image', after_image,
+                            'record_op', 'insert', 'key_json', checked.after_key_json,
+                            'record_before_image', cast(null as variant), 'record_after_image', checked.after_image,
                             'is_key_change', true
                         )
                     )
                 else array(named_struct(
-                    'record_op', op,
+                    'record_op', checked.op,
                     'key_json', case
-                        when quarantine_reason is null and op_record_kind = 'row_change'
-                            then coalesce(after_key_json, before_key_json)
+                        when checked.quarantine_reason is null and checked.op_record_kind = 'row_change'
+                            then coalesce(checked.after_key_json, checked.before_key_json)
                     end,
-                    'record_before_image', before_image, 'record_after_image', after_image,
+                    'record_before_image', checked.before_image, 'record_after_image', checked.after_image,
                     'is_key_change', false
                 ))
             end

@@ -6,7 +6,11 @@
 #}
 {%- set watermark = cdc_batch_watermark() -%}
 with new_records as (
-    select record_kind, op, table_id, record_partition
+    select
+        record_kind,
+        op,
+        table_id,
+        record_partition
     from {{ ref('int_cdc_records') }}
     where load_batch_id > {{ watermark }}
 ),

@@ -23,9 +23,10 @@ with current_versions as (
         source_format,
         key_bucket
     from {{ ref('cdc_history') }}
-    where is_current
+    where
+        is_current
         and not is_deleted
-        {% if is_incremental() %}
+    {% if is_incremental() %}
             and key_bucket in (select key_bucket from {{ ref('int_cdc_touched_buckets') }})
         {% endif %}
 )

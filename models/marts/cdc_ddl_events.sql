@@ -9,18 +9,35 @@
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
 with new_ddl as (
     select
-        message_id, source_format, table_id, vendor_op, ddl_text, sequence_key, commit_ts,
-        op = 'truncate' as is_truncate, record_fingerprint, load_batch_id,
+        message_id,
+        source_format,
+        table_id,
+        vendor_op,
+        ddl_text,
+        sequence_key,
+        commit_ts,
+        op = 'truncate' as is_truncate,
+        record_fingerprint,
+        load_batch_id,
         row_number() over (partition by record_fingerprint order by load_batch_id, message_id) as copy_number
     from {{ ref('int_cdc_records') }}
-    where record_kind = 'ddl'
+    where
+        record_kind = 'ddl'
         and record_partition < -({{ watermark }})
 ),
 
 final as (
     select
-        message_id, source_format, table_id, vendor_op, ddl_text, sequence_key, commit_ts,
-        is_truncate, record_fingerprint, load_batch_id
+        message_id,
+        source_format,
+        table_id,
+        vendor_op,
+        ddl_text,
+        sequence_key,
+        commit_ts,
+        is_truncate,
+        record_fingerprint,
+        load_batch_id
     from new_ddl
     where copy_number = 1
     {% if is_incremental() %}

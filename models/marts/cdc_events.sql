@@ -32,9 +32,10 @@ with records as (
         is_key_change,
         record_partition
     from {{ ref('int_cdc_records') }}
-    where record_kind in ('row_change', 'ddl')
+    where
+        record_kind in ('row_change', 'ddl')
         and op is not null
-        {% if is_incremental() %}
+    {% if is_incremental() %}
             and (
                 record_partition in (select key_bucket from {{ ref('int_cdc_touched_buckets') }})
                 or record_partition < -({{ cdc_batch_watermark() }})
@@ -48,9 +49,11 @@ unique_records as (
     from (
         select
             records.*,
-            row_number() over (partition by record_fingerprint order by load_batch_id, message_id) as copy_number
+            row_number()
+                over (partition by records.record_fingerprint order by records.load_batch_id, records.message_id)
+                as copy_number
         from records
-    )
+    ) as numbered_records
     where copy_number = 1
 ),
 
@@ -105,7 +108,7 @@ new_truncates as (
         cast(null as variant) as before_image,
         cast(null as variant) as after_image,
         false as after_image_is_partial,
-        cast(null as map<string, string>) as column_types,
+        cast(null as map <string, string>) as column_types,
         commit_ts,
         source_format,
         message_id,
@@ -123,7 +126,8 @@ truncates as (
         select
             all_truncates.*,
             row_number() over (
-                partition by table_id, sequence_key order by load_batch_id, message_id
+                partition by all_truncates.table_id, all_truncates.sequence_key
+                order by all_truncates.load_batch_id, all_truncates.message_id
             ) as copy_number
         from (
             select * from new_truncates

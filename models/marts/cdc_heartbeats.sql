@@ -17,12 +17,19 @@ with new_heartbeats as (
         load_batch_id,
         row_number() over (partition by record_fingerprint order by load_batch_id, message_id) as copy_number
     from {{ ref('int_cdc_records') }}
-    where record_kind = 'heartbeat'
+    where
+        record_kind = 'heartbeat'
         and record_partition < -({{ watermark }})
 ),
 
 final as (
-    select message_id, source_format, source_id, heartbeat_ts, record_fingerprint, load_batch_id
+    select
+        message_id,
+        source_format,
+        source_id,
+        heartbeat_ts,
+        record_fingerprint,
+        load_batch_id
     from new_heartbeats
     where copy_number = 1
     {% if is_incremental() %}

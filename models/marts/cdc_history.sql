@@ -15,8 +15,17 @@
 #}
 with changes as (
     select
-        event_id, source_format, table_id, key_json, op, before_image, after_image,
-        after_image_is_partial, sequence_key, commit_ts, key_bucket
+        event_id,
+        source_format,
+        table_id,
+        key_json,
+        op,
+        before_image,
+        after_image,
+        after_image_is_partial,
+        sequence_key,
+        commit_ts,
+        key_bucket
     from {{ ref('cdc_events') }}
     where key_bucket >= 0
     {% if is_incremental() %}
@@ -25,13 +34,21 @@ with changes as (
 ),
 
 truncates as (
-    select event_id, source_format, table_id, sequence_key, commit_ts
+    select
+        event_id,
+        source_format,
+        table_id,
+        sequence_key,
+        commit_ts
     from {{ ref('cdc_events') }}
     where key_bucket = -1
 ),
 
 table_keys as (
-    select distinct table_id, key_json, key_bucket
+    select distinct
+        table_id,
+        key_json,
+        key_bucket
     from changes
 ),
 
@@ -63,8 +80,8 @@ all_changes as (
 flagged as (
     select
         all_changes.*,
-        op in ('delete', 'truncate') as is_deleted,
-        lag(op in ('delete', 'truncate')) over key_order as previous_is_deleted
+        all_changes.op in ('delete', 'truncate') as is_deleted,
+        lag(all_changes.op in ('delete', 'truncate')) over key_order as previous_is_deleted
     from all_changes
     window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
 ),
@@ -76,6 +93,41 @@ effective as (
     where not (is_deleted and coalesce(previous_is_deleted, op = 'truncate'))
 ),
 
+-- A partial after image (only the changed columns) is overlaid on the row as it was:
+-- each run of partial updates is folded onto the full image (or delete) that starts it.
+segmented as (
+    select
+        effective.*,
+        sum(if(effective.is_deleted or not effective.after_image_is_partial, 1, 0)) over (
+            partition by effective.table_id, effective.key_json
+            order by effective.sequence_key, effective.op, effective.event_id
+            rows between unbounded preceding and current row
+        ) as image_segment
+    from effective
+),
+
+resolved as (
+    select
+        segmented.*,
+        case
+            when segmented.is_deleted then null
+            when not segmented.after_image_is_partial then segmented.after_image
+            else to_variant_object(aggregate(
+                collect_list(cast(coalesce(segmented.after_image, segmented.before_image) as map <string, variant>))
+                    over (
+                        partition by segmented.table_id, segmented.key_json, segmented.image_segment
+                        order by segmented.sequence_key, segmented.op, segmented.event_id
+                        rows between unbounded preceding and current row
+                    ),
+                cast(map() as map <string, variant>),
+                (row_so_far, changed) -> map_zip_with(
+                    row_so_far, changed, (column_name, old_value, new_value) -> coalesce(new_value, old_value)
+                )
+            ))
+        end as live_image
+    from segmented
+),
+
 versioned as (
     select
         table_id,
@@ -84,8 +136,8 @@ versioned as (
         is_deleted,
         -- a deleted version shows the row as it was when deleted
         case
-            when is_deleted then coalesce(before_image, lag(after_image) over key_order)
-            else after_image
+            when is_deleted then coalesce(before_image, lag(live_image) over key_order)
+            else live_image
         end as row_image,
         -- valid_from never goes back in time, even if the source clock did
         max(commit_ts) over (
@@ -98,9 +150,8 @@ versioned as (
         event_id,
         source_format,
         key_bucket,
-        sequence_key,
         row_number() over key_order as version_number
-    from effective
+    from resolved
     window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
 ),
 

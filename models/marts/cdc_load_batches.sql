@@ -17,14 +17,21 @@
 #}
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
 with landed as (
-    select load_batch_id, source_format, count(*) as messages_landed
+    select
+        load_batch_id,
+        source_format,
+        count(*) as messages_landed
     from {{ source('cdc_landing', 'raw_cdc_messages') }}
     where load_batch_id > {{ watermark }}
     group by load_batch_id, source_format
 ),
 
 records as (
-    select load_batch_id, source_format, message_id, record_kind
+    select
+        load_batch_id,
+        source_format,
+        message_id,
+        record_kind
     from {{ ref('int_cdc_records') }}
     where load_batch_id > {{ watermark }}
     {% if is_incremental() %}
@@ -75,8 +82,9 @@ final as (
         landed.load_batch_id
     from landed
     left join accounted
-        on landed.load_batch_id = accounted.load_batch_id
-        and landed.source_format = accounted.source_format
+        on
+            landed.load_batch_id = accounted.load_batch_id
+            and landed.source_format = accounted.source_format
 )
 
 select * from final

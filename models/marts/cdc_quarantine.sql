@@ -8,15 +8,26 @@
 {#- Every record that could not be understood, with the reason and the message as landed. -#}
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
 with quarantined as (
-    select message_id, source_format, record_index, vendor_op, table_id, quarantine_reason,
+    select
+        message_id,
+        source_format,
+        record_index,
+        vendor_op,
+        table_id,
+        quarantine_reason,
         load_batch_id
     from {{ ref('int_cdc_records') }}
-    where record_kind = 'quarantine'
+    where
+        record_kind = 'quarantine'
         and record_partition < -({{ watermark }})
 ),
 
 landed as (
-    select message_id, message_text, source_file, message_index
+    select
+        message_id,
+        message_text,
+        source_file,
+        message_index
     from {{ source('cdc_landing', 'raw_cdc_messages') }}
     where load_batch_id > {{ watermark }}
 ),

@@ -1,0 +1,28 @@
+# Two commands on a fresh machine (Python 3.11 and Java 17):
+#   make demo   set up, land sample messages of every format, dbt build, print a summary
+#   make test   set up, then the whole test suite (ruff, sqlfluff, pytest with dbt builds)
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+
+.PHONY: setup demo test docs clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	@command -v java >/dev/null || { echo "Java 17 is required (apt-get install openjdk-17-jre-headless)"; exit 1; }
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -r requirements.txt
+	touch $@
+
+demo: setup
+	$(PYTHON) scripts/demo.py
+
+test: setup
+	scripts/run_tests.sh
+
+docs: setup
+	$(VENV)/bin/dbt docs generate --profiles-dir profiles && $(VENV)/bin/dbt docs serve --profiles-dir profiles
+
+clean:
+	rm -rf .spark artifacts target logs

@@ -1,0 +1,311 @@
+"""Synthetic CDC streams: one seeded scenario of changes, rendered in any format.
+
+A scenario is a list of source-side `Change`s in commit order (inserts, updates,
+deletes, re-inserts, key changes, truncates, DDL, heartbeats, transaction markers).
+Encoders render a change as the messages a vendor would send; `expected_state`
+replays the scenario in Python, the oracle the SQL models are checked against.
+
+    python scripts/cdc_generate.py --format dataworks_json --events 10000 --keys 1000 OUT_DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("cdc_generate")
+
+BASE_SEQUENCE = 1_700_000_000_000_000_000
+BASE_TIME_MS = 1_700_000_000_000
+
+
+@dataclass(frozen=True)
+class Change:
+    """One source-side change, in commit order (`sequence` increases)."""
+
+    kind: str  # insert | update | delete | truncate | ddl | heartbeat | begin | commit
+    database: str
+    table: str
+    sequence: int
+    time_ms: int
+    key_columns: tuple[str, ...] = ("id",)
+    before: dict | None = None
+    after: dict | None = None
+    ddl: str | None = None
+
+    @property
+    def table_id(self) -> str:
+        return f"{self.database}.{self.table}"
+
+
+COLUMN_TYPES = {
+    "id": "LONG",
+    "region": "STRING",
+    "name": "STRING",
+    "amount": "DOUBLE",
+    "active": "BOOLEAN",
+    "updated": "DATE",
+}
+
+
+@dataclass
+class Scenario:
+    """Parameters of a random but valid stream of changes."""
+
+    seed: int = 1
+    tables: int = 3
+    keys: int = 50
+    events: int = 500
+    delete_share: float = 0.1
+    key_change_share: float = 0.02
+    truncate_every: int = 0  # a truncate every N changes (0: none)
+    ddl_every: int = 97
+    heartbeat_every: int = 50
+    transaction_markers: bool = True
+    equal_time_share: float = 0.2  # share of changes committed in the same ms as the previous one
+    changes: list[Change] = field(default_factory=list)
+
+    def generate(self) -> list[Change]:
+        rng = random.Random(self.seed)
+        live: dict[tuple[str, int], dict] = {}
+        sequence = BASE_SEQUENCE
+        time_ms = BASE_TIME_MS
+        changes: list[Change] = []
+
+        def next_position() -> tuple[int, int]:
+            nonlocal sequence, time_ms
+            sequence += rng.randint(1, 3)
+            if rng.random() >= self.equal_time_share:
+                time_ms += rng.randint(1, 5_000)
+            return sequence, time_ms
+
+        def row(table: str, key: int) -> dict:
+            return {
+                "id": key,
+                "region": f"r{key % 7}",
+                "name": rng.choice(["ann", "bob", "chen", "dewi", "émile", None]),
+                "amount": round(rng.uniform(-1000, 1000), 2),
+                "active": rng.random() < 0.5,
+                "updated": time_ms,
+            }
+
+        for number in range(self.events):
+            table = f"t{rng.randrange(self.tables)}"
+            database = "shop"
+            if self.heartbeat_every and number % self.heartbeat_every == self.heartbeat_every - 1:
+                seq, ts = next_position()
+                changes.append(Change("heartbeat", database, "", seq, ts))
+                continue
+            if self.ddl_every and number % self.ddl_every == self.ddl_every - 1:
+                seq, ts = next_position()
+                changes.append(
+                    Change("ddl", database, table, seq, ts, ddl=f"alter table {table} add column c{number} text")
+                )
+                continue
+            if self.truncate_every and number % self.truncate_every == self.truncate_every - 1:
+                seq, ts = next_position()
+                changes.append(Change("truncate", database, table, seq, ts))
+                for live_key in [k for k in live if k[0] == table]:
+                    del live[live_key]
+                continue
+            key = rng.randrange(self.keys)
+            seq, ts = next_position()
+            if self.transaction_markers and rng.random() < 0.05:
+                changes.append(Change("begin", database, table, seq, ts))
+                seq, ts = next_position()
+            current = live.get((table, key))
+            if current is None:
+                after = row(table, key)
+                changes.append(Change("insert", database, table, seq, ts, after=after))
+                live[(table, key)] = after
+            elif rng.random() < self.delete_share:
+                changes.append(Change("delete", database, table, seq, ts, before=current))
+                del live[(table, key)]
+            elif rng.random() < self.key_change_share and (table, key + self.keys) not in live:
+                after = dict(current, id=key + self.keys, name="moved")
+                changes.append(Change("update", database, table, seq, ts, before=current, after=after))
+                del live[(table, key)]
+                live[(table, key + self.keys)] = after
+            else:
+                after = dict(row(table, key), region=current["region"])
+                changes.append(Change("update", database, table, seq, ts, before=current, after=after))
+                live[(table, key)] = after
+        self.changes = changes
+        return changes
+
+
+def expected_state(changes: list[Change]) -> tuple[dict, dict]:
+    """Replay changes in sequence order: (current rows, version count per key).
+
+    Keys are (table_id, key tuple); a version is opened by every insert or update and by a
+    delete or truncate that ends a live row, as cdc_history counts them.
+    """
+    current: dict[tuple, dict] = {}
+    versions: dict[tuple, int] = {}
+    deleted: set[tuple] = set()
+    for change in sorted(changes, key=lambda c: c.sequence):
+        if change.kind == "truncate":
+            for key in [k for k in current if k[0] == change.table_id]:
+                del current[key]
+                versions[key] += 1
+                deleted.add(key)
+            continue
+        if change.kind not in ("insert", "update", "delete"):
+            continue
+        old_key = new_key = None
+        if change.before is not None:
+            old_key = (change.table_id, tuple(change.before[c] for c in change.key_columns))
+        if change.after is not None:
+            new_key = (change.table_id, tuple(change.after[c] for c in change.key_columns))
+        leaves_old_key = change.kind == "delete" or (new_key is not None and old_key != new_key)
+        if leaves_old_key and old_key in current:
+            del current[old_key]
+            versions[old_key] = versions.get(old_key, 0) + 1
+            deleted.add(old_key)
+        if change.after is not None:
+            current[new_key] = change.after
+            versions[new_key] = versions.get(new_key, 0) + 1
+            deleted.discard(new_key)
+    return current, versions
+
+
+# ---------------------------------------------------------------- encoders
+
+
+def _dataworks_envelope(change: Change, op: str, before: dict | None, after: dict | None) -> dict:
+    columns = [{"name": name, "type": COLUMN_TYPES.get(name, "STRING")} for name in (after or before or {})]
+    return {
+        "schema": {
+            "dataColumn": columns or None,
+            "primaryKey": list(change.key_columns) if columns else None,
+            "source": {"dbType": "MySQL", "dbName": change.database, "tableName": change.table},
+        },
+        "payload": {
+            "before": {"dataColumn": before} if before is not None else None,
+            "after": {"dataColumn": after} if after is not None else None,
+            "sequenceId": str(change.sequence),
+            "timestamp": {
+                "eventTime": change.time_ms,
+                "systemTime": change.time_ms + 7,
+                "checkpointTime": change.time_ms,
+            },
+            "op": op,
+            "ddl": {"text": change.ddl} if change.ddl else None,
+        },
+        "version": "0.0.1",
+    }
+
+
+def dataworks_json(change: Change, one_record_updates: bool = False) -> list[dict]:
+    """DataWorks/DataHub JSON envelope (source documents 000/001)."""
+    if change.kind == "insert":
+        return [_dataworks_envelope(change, "INSERT", None, change.after)]
+    if change.kind == "update":
+        if one_record_updates:
+            return [_dataworks_envelope(change, "UPDATE_AFTER", change.before, change.after)]
+        return [
+            _dataworks_envelope(change, "UPDATE_BEFOR", change.before, None),
+            _dataworks_envelope(change, "UPDATE_AFTER", None, change.after),
+        ]
+    if change.kind == "delete":
+        return [_dataworks_envelope(change, "DELETE", change.before, None)]
+    if change.kind == "truncate":
+        return [
+            _dataworks_envelope(change, "TRUNCATE", None, None)
+            | {"schema": {"source": {"dbType": "MySQL", "dbName": change.database, "tableName": change.table}}}
+        ]
+    if change.kind == "ddl":
+        message = _dataworks_envelope(change, "ALTER", None, None)
+        message["schema"] = {"source": {"dbType": "MySQL", "dbName": change.database, "tableName": change.table}}
+        return [message]
+    if change.kind == "heartbeat":
+        return [
+            {
+                "schema": {"dataColumn": None, "primaryKey": None, "source": None},
+                "payload": {
+                    "before": None,
+                    "after": None,
+                    "sequenceId": None,
+                    "timestamp": {"eventTime": change.time_ms, "checkpointTime": change.time_ms},
+                    "op": "MHEARTBEAT",
+                    "ddl": None,
+                },
+                "version": "0.0.1",
+            }
+        ]
+    if change.kind in ("begin", "commit"):
+        op = "TRANSACTION_BEGIN" if change.kind == "begin" else "TRANSACTION_END"
+        message = _dataworks_envelope(change, op, None, None)
+        message["schema"] = {"source": {"dbType": "MySQL", "dbName": change.database, "tableName": change.table}}
+        return [message]
+    raise ValueError(f"unknown change kind {change.kind!r}")
+
+
+ENCODERS: dict[str, Callable[[Change], list[dict]]] = {
+    "dataworks_json": dataworks_json,
+}
+
+
+def messages(changes: list[Change], source_format: str) -> Iterator[dict]:
+    encoder = ENCODERS[source_format]
+    for change in changes:
+        yield from encoder(change)
+
+
+def write_stream(
+    changes: list[Change],
+    source_format: str,
+    out_dir: Path,
+    files: int = 1,
+    seed: int = 0,
+    duplicate_share: float = 0.0,
+    shuffle: bool = True,
+) -> list[Path]:
+    """Write the scenario's messages into `files` JSON-lines files, shuffled and with duplicates."""
+    rng = random.Random(seed)
+    rendered = [json.dumps(message, ensure_ascii=False) for message in messages(changes, source_format)]
+    rendered += [text for text in rendered if rng.random() < duplicate_share]
+    if shuffle:
+        rng.shuffle(rendered)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{source_format}-{seed}-{number:03d}.jsonl" for number in range(files)]
+    handles = [path.open("w", encoding="utf-8") for path in paths]
+    try:
+        for number, text in enumerate(rendered):
+            handles[number % files].write(text + "\n")
+    finally:
+        for handle in handles:
+            handle.close()
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write a synthetic CDC stream in one format.")
+    parser.add_argument("--format", default="dataworks_json", choices=sorted(ENCODERS))
+    parser.add_argument("--seed", type=int, default=1, help="random seed of the scenario")
+    parser.add_argument("--events", type=int, default=10_000, help="source changes to generate")
+    parser.add_argument("--keys", type=int, default=1_000, help="keys per table")
+    parser.add_argument("--tables", type=int, default=3, help="number of source tables")
+    parser.add_argument("--files", type=int, default=1, help="spread the messages over this many files")
+    parser.add_argument("--duplicate-share", type=float, default=0.0, help="share of messages sent twice")
+    parser.add_argument("--no-shuffle", action="store_true", help="keep messages in commit order")
+    parser.add_argument("out_dir", type=Path, help="folder to write the files into")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    scenario = Scenario(seed=args.seed, tables=args.tables, keys=args.keys, events=args.events)
+    changes = scenario.generate()
+    paths = write_stream(
+        changes, args.format, args.out_dir, args.files, args.seed, args.duplicate_share, not args.no_shuffle
+    )
+    log.info("wrote %d changes as %s into %d files under %s", len(changes), args.format, len(paths), args.out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite: lint (ruff, sqlfluff) then pytest, which lands messages and runs
+# dbt build (models, data tests, unit tests) on the local target and on a Thrift server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=.venv/bin/python
+mkdir -p artifacts
+export CDC_SPARK_HOME="${CDC_SPARK_HOME:-$PWD/artifacts/spark-lint}"
+
+echo "== ruff"
+.venv/bin/ruff check scripts tests
+.venv/bin/ruff format --check scripts tests
+
+echo "== sqlfluff (dbt templater, sparksql)"
+.venv/bin/sqlfluff lint models tests --disable-progress-bar
+
+echo "== pytest"
+unset CDC_SPARK_HOME
+set +e
+"$PYTHON" -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+    echo "pytest collected no tests: that is a failure" >&2
+    exit 1
+fi
+exit "$status"

@@ -1,0 +1,281 @@
+"""DataWorks / DataHub JSON envelope, end to end: land -> dbt build -> read back."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from cdc_generate import Change, dataworks_json
+from conftest import PROJECT_ROOT, write_jsonl
+
+SAMPLES = PROJECT_ROOT / "sample_data" / "dataworks_json"
+
+
+def sample_messages() -> list[str]:
+    """Every message of the document samples, as text."""
+    texts = [line.strip() for path in sorted(SAMPLES.glob("*.jsonl")) for line in path.open() if line.strip()]
+    texts += [
+        json.dumps(message) for message in json.loads((SAMPLES / "doc001_oracle_rowid_repaired.json").read_text())
+    ]
+    return texts
+
+
+EXPECTED_SAMPLE_HISTORY = [
+    # table, key, version, is_current, is_deleted, op, row
+    (
+        "myDatabase.mySchema.tableName",
+        '{"rowid":"AAIUMPAAFAACxExAAE"}',
+        1,
+        False,
+        False,
+        "insert",
+        '{"binData":"VGVzdCB0ZXh0MTIz","id":111,"name":"scooter",'
+        '"rowid":"AAIUMPAAFAACxExAAE","ts":"2020-05-24 10:14:29+00:00"}',
+    ),
+    (
+        "myDatabase.mySchema.tableName",
+        '{"rowid":"AAIUMPAAFAACxExAAE"}',
+        2,
+        True,
+        False,
+        "update",
+        '{"binData":"VGVzdCB0ZXh0MTIz","id":222,"name":"donald",'
+        '"rowid":"AAIUMPAAFAACxExAAE","ts":"2020-05-24 10:14:30+00:00"}',
+    ),
+    (
+        "pkset_test.pkset_test_no_pk",
+        '{"#alibaba_rds_row_id#":15}',
+        1,
+        False,
+        False,
+        "insert",
+        '{"#alibaba_rds_row_id#":15,"job":"job11","name":"name11","sex":"man"}',
+    ),
+    (
+        "pkset_test.pkset_test_no_pk",
+        '{"#alibaba_rds_row_id#":15}',
+        2,
+        False,
+        False,
+        "update",
+        '{"#alibaba_rds_row_id#":15,"job":"job11","name":"name11","sex":"woman"}',
+    ),
+    (
+        "pkset_test.pkset_test_no_pk",
+        '{"#alibaba_rds_row_id#":15}',
+        3,
+        True,
+        True,
+        "delete",
+        '{"#alibaba_rds_row_id#":15,"job":"job11","name":"name11","sex":"woman"}',
+    ),
+    (
+        "yunshi_db.t_shiyu_pk",
+        '{"id":1,"name":"joe"}',
+        1,
+        False,
+        False,
+        "insert",
+        '{"comment":"comment","id":1,"name":"joe"}',
+    ),
+    (
+        "yunshi_db.t_shiyu_pk",
+        '{"id":1,"name":"joe"}',
+        2,
+        False,
+        False,
+        "update",
+        '{"comment":"com1","id":1,"name":"joe"}',
+    ),
+    (
+        "yunshi_db.t_shiyu_pk",
+        '{"id":1,"name":"joe"}',
+        3,
+        True,
+        True,
+        "delete",
+        '{"comment":"com1","id":1,"name":"joe"}',
+    ),
+]
+
+
+def history_summary(project) -> list[tuple]:
+    return [(t, k, v, cur, dele, op, row) for t, k, v, _f, _to, cur, dele, op, row, _s, _e in project.history()]
+
+
+def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path) -> None:
+    """Shuffled arrival over three loads (each followed by a build) gives the exact history."""
+    messages = sample_messages()
+    random.Random(7).shuffle(messages)
+    reference = new_project()
+    reference.land("dataworks_json", SAMPLES)
+    reference.build()
+    assert history_summary(reference) == EXPECTED_SAMPLE_HISTORY
+    assert reference.current() == [
+        (
+            "myDatabase.mySchema.tableName",
+            '{"rowid":"AAIUMPAAFAACxExAAE"}',
+            '{"binData":"VGVzdCB0ZXh0MTIz","id":222,"name":"donald",'
+            '"rowid":"AAIUMPAAFAACxExAAE","ts":"2020-05-24 10:14:30+00:00"}',
+        ),
+    ]
+    shuffled = new_project()
+    for part in range(3):
+        shuffled.land("dataworks_json", write_jsonl(tmp_path / f"part{part}.jsonl", messages[part::3]))
+        shuffled.build()
+    assert shuffled.history() == reference.history()
+    assert shuffled.current() == reference.current()
+    # heartbeats and DDL went to their own tables, nothing was quarantined
+    assert shuffled.query("select count(*) from {schema}.cdc_heartbeats") == [(2,)]
+    assert shuffled.query("select table_id, vendor_op from {schema}.cdc_ddl_events") == [
+        ("yunshi_db.t_shiyu_nopk", "ALTER")
+    ]
+    assert shuffled.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
+
+    # every message twice (and the first file landed again) changes nothing
+    doubled = new_project()
+    doubled.land("dataworks_json", write_jsonl(tmp_path / "twice.jsonl", messages + messages[::-1]))
+    doubled.land("dataworks_json", tmp_path / "part0.jsonl", tmp_path / "part0.jsonl")
+    doubled.build()
+    assert doubled.history() == reference.history()
+    assert doubled.current() == reference.current()
+    assert doubled.query("select count(*) from {schema}.cdc_heartbeats") == [(2,)]
+    assert doubled.query("select count(*) from {schema}.cdc_ddl_events") == [(1,)]
+
+
+def change(kind: str, sequence: int, table: str = "orders", before=None, after=None, **extra) -> Change:
+    return Change(kind, "shop", table, sequence, 1_600_000_000_000 + sequence * 1000, ("id",), before, after, **extra)
+
+
+def test_semantics(project, tmp_path: Path) -> None:
+    """Ordering, update modes, key changes, truncates, typed values, quarantine."""
+    row = {"id": 1, "note": "a"}
+    messages: list[dict | str] = []
+    # sequence ids compared as numbers: 9 < 10 < 100 (as strings "9" > "10")
+    for sequence, note in ((100, "third"), (9, "first"), (10, "second")):
+        kind = "insert" if sequence == 9 else "update"
+        messages += dataworks_json(change(kind, sequence, "numeric", before=row, after={"id": 1, "note": note}))
+    # the two update modes give the same result
+    for table, one_record in (("two_messages", False), ("one_message", True)):
+        messages += dataworks_json(change("insert", 1, table, after={"id": 1, "note": "v1"}))
+        messages += dataworks_json(
+            change("update", 2, table, before={"id": 1, "note": "v1"}, after={"id": 1, "note": "v2"}),
+            one_record_updates=one_record,
+        )
+    # delete then re-insert: a new version after a deleted period
+    messages += dataworks_json(change("insert", 1, "reinsert", after={"id": 5, "note": "old"}))
+    messages += dataworks_json(change("delete", 2, "reinsert", before={"id": 5, "note": "old"}))
+    messages += dataworks_json(change("insert", 3, "reinsert", after={"id": 5, "note": "new"}))
+    # an update that changes the key ends the old key and opens the new one
+    messages += dataworks_json(change("insert", 1, "rekey", after={"id": 1, "note": "x"}))
+    messages += dataworks_json(
+        change("update", 2, "rekey", before={"id": 1, "note": "x"}, after={"id": 2, "note": "x"})
+    )
+    # a truncate ends every live version of its table (and is logged as DDL); later inserts live
+    for key in (1, 2, 3):
+        messages += dataworks_json(change("insert", key, "trunc", after={"id": key, "note": "before"}))
+    messages += dataworks_json(change("truncate", 10, "trunc"))
+    messages += dataworks_json(change("insert", 11, "trunc", after={"id": 3, "note": "after"}))
+    # transaction markers are counted, not row changes
+    messages += dataworks_json(change("begin", 20, "orders"))
+    messages += dataworks_json(change("commit", 21, "orders"))
+    # the key is canonical whatever the column order of primaryKey values in the image
+    canonical = dataworks_json(change("insert", 1, "canon", after={"b": 2, "a": 1, "id": 9}))[0]
+    canonical["schema"]["primaryKey"] = ["id", "a"]
+    messages.append(canonical)
+    reordered = dataworks_json(change("update", 2, "canon", after={"id": 9, "a": 1, "b": 3}), one_record_updates=True)[
+        0
+    ]
+    reordered["schema"]["primaryKey"] = ["id", "a"]
+    messages.append(reordered)
+    # messages that cannot be understood are quarantined with a reason
+    bad = {
+        "not json": '{"schema": {',
+        "no op": {"payload": {"sequenceId": "1"}},
+        "unknown op": dataworks_json(change("insert", 1, "bad", after={"id": 1}))[0]
+        | {"payload": {"op": "UPSERT", "sequenceId": "1", "after": {"dataColumn": {"id": 1}}}},
+        "no table": {
+            "schema": {"primaryKey": ["id"]},
+            "payload": {"op": "INSERT", "sequenceId": "1", "after": {"dataColumn": {"id": 1}}},
+        },
+        "no sequence": {
+            "schema": {"primaryKey": ["id"], "source": {"dbName": "d", "tableName": "t"}},
+            "payload": {"op": "INSERT", "after": {"dataColumn": {"id": 1}}},
+        },
+        "key absent": {
+            "schema": {"primaryKey": ["id"], "source": {"dbName": "d", "tableName": "t"}},
+            "payload": {"op": "INSERT", "sequenceId": "5", "after": {"dataColumn": {"other": 1}}},
+        },
+    }
+    messages += list(bad.values())
+    project.land("dataworks_json", write_jsonl(tmp_path / "semantics.jsonl", messages))
+    project.build()
+
+    def rows(table: str) -> list[tuple]:
+        return [
+            (key, version, deleted, current, json.loads(image))
+            for _t, key, version, _f, _to, current, deleted, _op, image, _s, _e in project.history()
+            if _t == f"shop.{table}"
+        ]
+
+    assert [r[4]["note"] for r in rows("numeric")] == ["first", "second", "third"]
+    assert [r[1:] for r in rows("two_messages")] == [r[1:] for r in rows("one_message")]
+    assert [(r[2], r[4]["note"]) for r in rows("reinsert")] == [(False, "old"), (True, "old"), (False, "new")]
+    assert [(r[0], r[2], r[3]) for r in rows("rekey")] == [
+        ('{"id":1}', False, False),
+        ('{"id":1}', True, True),
+        ('{"id":2}', False, True),
+    ]
+    assert project.query(
+        "select key_json, to_json(row_image) from {schema}.cdc_current where table_id = 'shop.trunc'"
+    ) == [('{"id":3}', '{"id":3,"note":"after"}')]
+    assert project.query("select count(*) from {schema}.cdc_history where table_id = 'shop.trunc' and is_deleted") == [
+        (3,)
+    ]
+    assert project.query("select is_truncate from {schema}.cdc_ddl_events where table_id = 'shop.trunc'") == [(True,)]
+    assert [r[0] for r in rows("canon")] == ['{"id":9,"a":1}', '{"id":9,"a":1}']
+    reasons = sorted(r[0] for r in project.query("select quarantine_reason from {schema}.cdc_quarantine"))
+    assert reasons == sorted(
+        [
+            "not valid JSON",
+            "no operation in the message",
+            'unknown operation {"op":"UPSERT"}',
+            "no table in the message",
+            "no sequence in the message",
+            'key column absent from the row image: ["id"]',
+        ]
+    )
+    ledger = project.query(
+        "select sum(messages_landed), sum(transaction_messages), sum(quarantined_messages) "
+        "from {schema}.cdc_load_batches"
+    )
+    assert ledger == [(len(messages), 2, len(bad))]
+    # typed values: DATE is a timestamp, BYTES binary, LONG/DOUBLE/BOOLEAN keep their JSON type
+    typed = dataworks_json(
+        change(
+            "insert",
+            1,
+            "typed",
+            after={"id": 1, "amount": 1.5, "active": True, "updated": 1_600_000_000_123, "blob": "aGVsbG8="},
+        )
+    )[0]
+    typed["schema"]["dataColumn"] = [
+        {"name": "id", "type": "LONG"},
+        {"name": "amount", "type": "DOUBLE"},
+        {"name": "active", "type": "BOOLEAN"},
+        {"name": "updated", "type": "DATE"},
+        {"name": "blob", "type": "BYTES"},
+    ]
+    project.land("dataworks_json", write_jsonl(tmp_path / "typed.jsonl", [typed]))
+    project.build()
+    assert project.query(
+        "select schema_of_variant(row_image), cast(variant_get(row_image, '$.blob', 'binary') as string), "
+        "variant_get(row_image, '$.updated', 'timestamp') from {schema}.cdc_current where table_id = 'shop.typed'"
+    ) == [
+        (
+            "OBJECT<active: BOOLEAN, amount: DOUBLE, blob: BINARY, id: BIGINT, updated: TIMESTAMP>",
+            "hello",
+            __import__("datetime").datetime(2020, 9, 13, 12, 26, 40, 123000),
+        )
+    ]

@@ -1,0 +1,58 @@
+"""The same project against a Spark Thrift Server (target `thrift`), started from the PySpark wheel."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from conftest import PROJECT_ROOT, Project
+from test_dataworks_json import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
+
+pytestmark = pytest.mark.thrift
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def thrift_server() -> Iterator[None]:
+    """A Thrift server with its own warehouse and metastore (the in-process Spark holds the local one)."""
+    port = str(_free_port())
+    environment = dict(
+        os.environ,
+        CDC_SPARK_HOME=str(PROJECT_ROOT / "artifacts" / f"thrift-{os.getpid()}"),
+        CDC_THRIFT_PORT=port,
+    )
+    script = str(PROJECT_ROOT / "scripts" / "thrift_server.py")
+    subprocess.run([sys.executable, script, "start"], env=environment, check=True, cwd=PROJECT_ROOT)
+    previous_port = os.environ.get("CDC_THRIFT_PORT")
+    os.environ["CDC_THRIFT_PORT"] = port
+    try:
+        yield
+    finally:
+        subprocess.run([sys.executable, script, "stop"], env=environment, check=False, cwd=PROJECT_ROOT)
+        if previous_port is None:
+            os.environ.pop("CDC_THRIFT_PORT", None)
+        else:
+            os.environ["CDC_THRIFT_PORT"] = previous_port
+
+
+def test_build_and_docs_on_thrift(thrift_server: None, new_project) -> None:
+    project: Project = new_project("thrift")
+    stats = project.land("dataworks_json", SAMPLES)
+    assert stats["messages"] == 13
+    project.build()
+    assert history_summary(project) == EXPECTED_SAMPLE_HISTORY
+    # an incremental run with nothing new changes nothing; re-landing lands nothing
+    assert project.land("dataworks_json", SAMPLES)["messages"] == 0
+    project.build()
+    assert history_summary(project) == EXPECTED_SAMPLE_HISTORY
+    project.dbt("docs", "generate")
+    assert (PROJECT_ROOT / "target" / "catalog.json").exists()
