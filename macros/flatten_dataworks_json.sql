@@ -28,8 +28,12 @@ fields as (
         try_variant_get(payload, '$.sequenceId', 'string') as sequence_id,
         try_variant_get(payload, '$.timestamp.eventTime', 'bigint') as event_time_ms,
         try_variant_get(payload, '$.ddl.text', 'string') as ddl_text,
+        try_variant_get(payload, '$.before') as before_envelope,
+        try_variant_get(payload, '$.after') as after_envelope,
         try_variant_get(payload, '$.before.dataColumn') as before_columns,
         try_variant_get(payload, '$.after.dataColumn') as after_columns,
+        try_variant_get(payload, '$.sequenceId') as sequence_value,
+        try_variant_get(message_schema, '$.primaryKey') as primary_key_value,
         concat_ws(
             '.',
             try_variant_get(message_schema, '$.source.dbName', 'string'),
@@ -65,12 +69,19 @@ final as (
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
             when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when {{ cdc_is_not_object('before_envelope') }} then 'payload.before is not a JSON object'
+            when {{ cdc_is_not_object('after_envelope') }} then 'payload.after is not a JSON object'
             when {{ cdc_is_not_object('before_columns') }}
                 then 'payload.before.dataColumn is not a JSON object'
             when {{ cdc_is_not_object('after_columns') }}
                 then 'payload.after.dataColumn is not a JSON object'
-            when sequence_id is not null and {{ cdc_sortable_number('sequence_id') }} is null
+            when sequence_value is not null and not is_variant_null(sequence_value)
+                and {{ cdc_sortable_number('sequence_id') }} is null
                 then 'payload.sequenceId is not a whole number'
+            when primary_key_value is not null and not is_variant_null(primary_key_value) and primary_key is null
+                then 'schema.primaryKey is not a list of column names'
+            when event_time_ms is null and try_variant_get(payload, '$.timestamp.eventTime') is not null
+                then 'payload.timestamp.eventTime is not a number of milliseconds'
         end as format_error
     from fields
 )

@@ -32,6 +32,10 @@ format_settings as (
     {{ cdc_format_settings() }}
 ),
 
+key_overrides as (
+    {{ cdc_key_overrides() }}
+),
+
 classified as (
     select
         unioned.*,
@@ -40,6 +44,7 @@ classified as (
         cast(unioned.before_image as map <string, variant>) as before_columns,
         cast(unioned.after_image as map <string, variant>) as after_columns,
         case
+            when key_overrides.key_columns is not null then key_overrides.key_columns
             when size(unioned.declared_key_columns) > 0 then unioned.declared_key_columns
             when configured_keys.key_columns is not null then configured_keys.key_columns
             else slice(
@@ -62,6 +67,8 @@ classified as (
         on unioned.table_id = configured_keys.table_id
     left join format_settings
         on unioned.source_format = format_settings.source_format
+    left join key_overrides
+        on unioned.table_id = key_overrides.table_id
 ),
 
 keyed as (
@@ -111,6 +118,7 @@ checked as (
                 then concat('unknown operation ', to_json(named_struct('op', keyed.vendor_op)))
             when keyed.op_record_kind = 'row_change' and keyed.table_id is null then 'no table in the message'
             when keyed.op_record_kind = 'row_change' and keyed.sequence_key is null then 'no sequence in the message'
+            when keyed.op_record_kind = 'row_change' and keyed.commit_ts is null then 'no commit time in the message'
             when keyed.op_record_kind = 'row_change' and keyed.before_columns is null and keyed.after_columns is null
                 then 'no row image in the message'
             when

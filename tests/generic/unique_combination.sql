@@ -3,8 +3,10 @@
     {% if columns is string or columns | length == 0 %}
         {{ exceptions.raise_compiler_error("unique_combination: `columns` must be a non-empty list of column names") }}
     {% endif %}
-    select {{ columns | join(', ') }}, count(*) as copies
+    {%- set quoted = [] -%}
+    {%- for column in columns -%}{%- do quoted.append(cdc_quote_identifier(column)) -%}{%- endfor %}
+    select {{ quoted | join(', ') }}, count(*) as copies
     from {{ model }}
-    group by {{ columns | join(', ') }}
+    group by {{ quoted | join(', ') }}
     having count(*) > 1
 {% endtest %}

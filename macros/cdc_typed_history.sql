@@ -1,0 +1,22 @@
+{#
+    `<name>_history`: cdc_history of one source table with one real column per source
+    column, cast to its type, plus the SCD2 columns. A column added later in the stream
+    is null in the versions before it existed.
+#}
+{% macro cdc_typed_history(name) %}
+    {{ return(adapter.dispatch('cdc_typed_history', 'cdc')(name)) }}
+{% endmacro %}
+
+{% macro default__cdc_typed_history(name) %}
+    {%- set spec = cdc_typed_table_spec(name) -%}
+    select
+        {%- for column_name, data_type in spec.columns %}
+        {{ cdc_typed_column('row_columns', column_name, data_type) }},
+        {%- endfor %}
+        {{ cdc_typed_scd_columns() | join(',\n        ') }}
+    from (
+        select *, cast(row_image as map<string, variant>) as row_columns
+        from {{ ref('cdc_history') }}
+        where table_id = {{ cdc_string_literal(spec.table_id) }}
+    ) as table_history
+{% endmacro %}

@@ -1,0 +1,255 @@
+"""Benchmark: what a full build and an incremental run cost, against the floor and an anchor.
+
+    python scripts/bench.py --events 2000000 --keys 200000
+
+Steps, on the same data and Spark settings (the local target), in one run:
+  1. floor        Spark reads the raw files and writes them once as parquet
+  2. full         load_raw.py + dbt build from empty
+  3. incremental  land a further 1% of events, then dbt build
+  4. anchor       Spark's own Auto CDC (pyspark.pipelines.create_auto_cdc_flow, SCD type 2)
+                  over the same canonical events, if it can run here (else: why not)
+Prints a table and writes a JSON report (events, bytes, seconds, events/s, peak driver memory,
+full/floor, incremental/full, ours/anchor). Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import contextlib
+
+from cdc_connection import PROJECT_ROOT, connect
+from cdc_generate import ENCODERS, Scenario, messages
+from load_raw import land
+
+log = logging.getLogger("bench")
+
+
+@dataclass
+class Step:
+    name: str
+    events: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    peak_driver_mb: float = 0.0
+    note: str = ""
+    parts: dict = field(default_factory=dict)
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds else 0.0
+
+
+class DriverMemory:
+    """Peak resident memory of the Spark driver JVM (VmHWM), reset between steps."""
+
+    def __init__(self) -> None:
+        self.pid: int | None = None
+
+    def _jvm_pid(self) -> int | None:
+        if self.pid is None:
+            for child in Path("/proc").glob("[0-9]*"):
+                try:
+                    status = (child / "status").read_text()
+                    if f"PPid:\t{os.getpid()}\n" in status and "java" in (child / "comm").read_text():
+                        self.pid = int(child.name)
+                        break
+                except OSError:
+                    continue
+        return self.pid
+
+    def reset(self) -> None:
+        pid = self._jvm_pid()
+        if pid:
+            with contextlib.suppress(OSError):
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+    def peak_mb(self) -> float:
+        pid = self._jvm_pid()
+        if not pid:
+            return 0.0
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+
+def write_messages(texts: list[str], folder: Path, files: int) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    handles = [(folder / f"part-{number:04d}.jsonl").open("w", encoding="utf-8") for number in range(files)]
+    size = 0
+    for number, text in enumerate(texts):
+        handles[number % files].write(text + "\n")
+        size += len(text) + 1
+    for handle in handles:
+        handle.close()
+    return size
+
+
+def generate(args: argparse.Namespace, work: Path) -> tuple[int, int, int, int]:
+    total = int(args.events * 1.01)
+    scenario = Scenario(
+        seed=args.seed,
+        tables=args.tables,
+        keys=max(1, args.keys // args.tables),
+        events=total,
+        delete_share=args.delete_share,
+        key_change_share=0.0,
+        truncate_every=0,
+        ddl_every=0,
+        heartbeat_every=1000,
+        transaction_markers=False,
+    )
+    log.info("generating %d changes over %d keys", total, args.keys)
+    changes = scenario.generate()
+    base, extra = changes[: args.events], changes[args.events :]
+    rng = random.Random(args.seed)
+
+    def render(part):
+        texts = [json.dumps(message, separators=(",", ":")) for message in messages(part, args.format)]
+        texts += [text for text in texts if rng.random() < args.duplicate_share]
+        displaced = int(len(texts) * args.out_of_order_share)
+        for _ in range(displaced):
+            i, j = rng.randrange(len(texts)), rng.randrange(len(texts))
+            texts[i], texts[j] = texts[j], texts[i]
+        return texts
+
+    base_texts, extra_texts = render(base), render(extra)
+    base_bytes = write_messages(base_texts, work / "base", args.files)
+    extra_bytes = write_messages(extra_texts, work / "extra", max(1, args.files // 100))
+    return len(base), base_bytes, len(extra), extra_bytes
+
+
+def run_dbt(*arguments: str) -> None:
+    from dbt.cli.main import dbtRunner
+
+    result = dbtRunner().invoke([*arguments, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
+    if not result.success:
+        raise SystemExit(f"dbt {' '.join(arguments)} failed; see logs/dbt.log")
+
+
+def anchor_auto_cdc(spark, schema: str) -> Step:
+    """Spark's Auto CDC flow over our canonical events, or the reason it cannot run here."""
+    step = Step("anchor")
+    try:
+        from pyspark import pipelines  # noqa: F401
+    except Exception as exc:  # the module is missing or needs Spark Connect
+        step.note = f"pyspark.pipelines unavailable: {type(exc).__name__}: {exc}"
+        return step
+    step.note = (
+        "pyspark.pipelines imports, but create_auto_cdc_flow only runs inside a Spark Declarative "
+        "Pipeline (spark-pipelines CLI on Spark Connect); see the README's benchmark section"
+    )
+    return step
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--format", default="dataworks_json", choices=sorted(ENCODERS))
+    parser.add_argument("--events", type=int, default=2_000_000, help="source changes in the full load")
+    parser.add_argument("--keys", type=int, default=200_000, help="distinct keys over all tables")
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--delete-share", type=float, default=0.05, help="share of changes that delete a row")
+    parser.add_argument("--duplicate-share", type=float, default=0.01, help="share of messages sent twice")
+    parser.add_argument("--out-of-order-share", type=float, default=0.05, help="share of messages displaced")
+    parser.add_argument("--files", type=int, default=20, help="files the full load is written into")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "bench")
+    parser.add_argument("--report", type=Path, default=None, help="JSON report path (default: in work dir)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    os.environ["CDC_SPARK_HOME"] = str(work / "spark")
+    os.environ["CDC_SCHEMA"] = "bench"
+    os.environ["CDC_TARGET"] = "local"
+    base_events, base_bytes, extra_events, extra_bytes = generate(args, work)
+
+    memory = DriverMemory()
+    connection = connect("local")
+    spark = connection.spark
+    steps: list[Step] = []
+
+    memory.reset()
+    started = time.perf_counter()
+    spark.read.text(str(work / "base")).write.mode("overwrite").parquet(str(work / "floor.parquet"))
+    steps.append(Step("floor", base_events, base_bytes, time.perf_counter() - started, memory.peak_mb()))
+
+    memory.reset()
+    started = time.perf_counter()
+    land(args.format, [str(work / "base")], "local")
+    loaded = time.perf_counter()
+    run_dbt("build")
+    finished = time.perf_counter()
+    steps.append(
+        Step(
+            "full",
+            base_events,
+            base_bytes,
+            finished - started,
+            memory.peak_mb(),
+            parts={"load_s": round(loaded - started, 1), "build_s": round(finished - loaded, 1)},
+        )
+    )
+
+    memory.reset()
+    started = time.perf_counter()
+    land(args.format, [str(work / "extra")], "local")
+    loaded = time.perf_counter()
+    run_dbt("build")
+    finished = time.perf_counter()
+    steps.append(
+        Step(
+            "incremental",
+            extra_events,
+            extra_bytes,
+            finished - started,
+            memory.peak_mb(),
+            parts={"load_s": round(loaded - started, 1), "build_s": round(finished - loaded, 1)},
+        )
+    )
+
+    memory.reset()
+    steps.append(anchor_auto_cdc(spark, "bench"))
+
+    by_name = {step.name: step for step in steps}
+    ratios = {
+        "full/floor": by_name["full"].seconds / by_name["floor"].seconds,
+        "incremental/full": by_name["incremental"].seconds / by_name["full"].seconds,
+        "ours/anchor": (by_name["full"].seconds / by_name["anchor"].seconds) if by_name["anchor"].seconds else None,
+    }
+    print(f"\n{'step':12s} {'events':>10s} {'MB':>8s} {'seconds':>9s} {'events/s':>10s} {'peak MB':>8s}  note")
+    for step in steps:
+        print(
+            f"{step.name:12s} {step.events:10d} {step.bytes / 1e6:8.1f} {step.seconds:9.1f} "
+            f"{step.events_per_second:10.0f} {step.peak_driver_mb:8.0f}  {step.note or step.parts or ''}"
+        )
+    for name, value in ratios.items():
+        print(f"{name:18s} {value:.3f}" if value is not None else f"{name:18s} n/a")
+    report = {
+        "format": args.format,
+        "events": args.events,
+        "keys": args.keys,
+        "steps": [dict(step.__dict__, events_per_second=step.events_per_second) for step in steps],
+        "ratios": ratios,
+    }
+    report_path = args.report or work / "bench.json"
+    report_path.write_text(json.dumps(report, indent=2))
+    print(f"\nreport: {report_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
