@@ -4,9 +4,15 @@
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: setup demo test docs clean
+.PHONY: setup browser demo test docs clean
 
 setup: $(VENV)/.installed
+
+# The docs-site test drives headless Chromium (Debian's package).
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "the docs test needs Debian's chromium: sudo apt-get install chromium"; exit 1; fi; }
 
 $(VENV)/.installed: requirements.txt
 	@command -v java >/dev/null || { echo "Java 17 is required (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -18,7 +24,7 @@ $(VENV)/.installed: requirements.txt
 demo: setup
 	$(PYTHON) scripts/demo.py
 
-test: setup
+test: setup browser
 	scripts/run_tests.sh
 
 docs: setup
