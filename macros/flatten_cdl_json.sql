@@ -1,0 +1,117 @@
+{#
+    Huawei MRS CDL JSON (message_version 1.0) -> canonical records, one per message.
+    Ordering: transaction.properties `lsn` as a number, then TIMESTAMP (ms), then the op
+    (INSERT < UPDATE < DELETE). Table: SEG_OWNER.TABLE_NAME (DATA_STORE names the
+    source type, e.g. POSTGRESQL, not a database). Key: the field names of `unique`, in
+    message order. A message whose message_type is present and not "0" is a heartbeat
+    (every data message carries a HEARTBEAT_IDENTIFIER, so that alone proves nothing).
+    Row images are typed with the Kafka Connect schema of `data` / `before`.
+#}
+{% macro flatten_cdl_json(relation) %}
+    {% if relation is none %}
+        {{ exceptions.raise_compiler_error(
+            "flatten_cdl_json: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
+    {% endif %}
+    {{ return(adapter.dispatch('flatten_cdl_json', 'cdc')(relation)) }}
+{% endmacro %}
+
+{% macro default__flatten_cdl_json(relation) %}
+{%- set schema_fields = "array<struct<field: string, name: string, type: string, fields: array<struct<field: string, name: string, type: string, parameters: map<string, string>>>>>" -%}
+with landed as (
+    {{ cdc_landed_messages(relation, 'cdl_json') }}
+),
+
+envelope as (
+    select
+        landed.*,
+        -- the Kafka Connect JSON converter wraps the value as {"schema": ..., "payload": ...}
+        case
+            when try_variant_get(message, '$.payload') is not null then try_variant_get(message, '$.payload')
+            else message
+        end as payload,
+        try_variant_get(message, '$.schema.fields', '{{ schema_fields }}') as schema_fields
+    from landed
+),
+
+fields as (
+    select
+        envelope.*,
+        try_variant_get(payload, '$.OPERATION', 'string') as operation,
+        try_variant_get(payload, '$.message_type', 'string') as message_type,
+        try_variant_get(payload, '$.TIMESTAMP', 'bigint') as event_time_ms,
+        try_variant_get(payload, '$.before') as before_columns,
+        try_variant_get(payload, '$.data') as after_columns,
+        concat_ws(
+            '.',
+            try_variant_get(payload, '$.SEG_OWNER', 'string'),
+            try_variant_get(payload, '$.TABLE_NAME', 'string')
+        ) as dotted_table,
+        -- key order is the text's (variant objects sort their keys)
+        json_object_keys(coalesce(
+            get_json_object(message_text, '$.payload.unique'), get_json_object(message_text, '$.unique')
+        )) as unique_columns,
+        filter(
+            try_variant_get(
+                payload, '$.transaction.properties', 'array<struct<name: string, value: string>>'
+            ),
+            property -> property.name = 'lsn'
+        )[0].value as lsn,
+        map_from_entries(transform(
+            coalesce(
+                filter(schema_fields, schema_field -> schema_field.field = 'data')[0].fields,
+                filter(schema_fields, schema_field -> schema_field.field = 'before')[0].fields
+            ),
+            column_field -> struct(
+                column_field.field,
+                concat(
+                    coalesce(column_field.name, column_field.type),
+                    if(
+                        column_field.parameters['scale'] is not null,
+                        concat('(scale=', column_field.parameters['scale'], ')'),
+                        ''
+                    )
+                )
+            )
+        )) as column_types
+    from envelope
+),
+
+final as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        0 as record_index,
+        case
+            when message_type is not null and message_type != '0' then 'HEARTBEAT'
+            else operation
+        end as vendor_op,
+        nullif(dotted_table, '') as table_id,
+        case when size(unique_columns) > 0 then unique_columns end as declared_key_columns,
+        {{ cdc_typed_image('before_columns', 'column_types', 'cdl_json') }} as before_image,
+        {{ cdc_typed_image('after_columns', 'column_types', 'cdl_json') }} as after_image,
+        false as after_image_is_partial,
+        column_types,
+        case when event_time_ms is not null or lsn is not null then concat_ws(
+            '.',
+            coalesce({{ cdc_sortable_number('lsn', 20) }}, '0'),
+            coalesce({{ cdc_sortable_number('cast(event_time_ms as string)', 20) }}, '0'),
+            case operation when 'INSERT' then '1' when 'UPDATE' then '2' else '3' end
+        ) end as sequence_key,
+        timestamp_millis(event_time_ms) as commit_ts,
+        cast(null as string) as ddl_text,
+        case
+            when loader_error is not null then loader_error
+            when message is null then 'not valid JSON'
+            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when schema_of_variant(payload) not like 'OBJECT<%' then 'payload is not a JSON object'
+            when {{ cdc_is_not_object('before_columns') }} then 'payload.before is not a JSON object'
+            when {{ cdc_is_not_object('after_columns') }} then 'payload.data is not a JSON object'
+            when lsn is not null and {{ cdc_sortable_number('lsn', 20) }} is null
+                then 'transaction.properties lsn is not a whole number'
+        end as format_error
+    from fields
+)
+
+select * from final
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ flatten_debezium_json(source('cdc_landing', 'raw_cdc_messages')) }}

@@ -1,0 +1,135 @@
+"""Huawei CDL JSON (message_version 1.0), end to end: land -> dbt build -> read back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from pathlib import Path
+
+from cdc_generate import Change, cdl_json
+from conftest import PROJECT_ROOT, write_jsonl
+
+SAMPLES = PROJECT_ROOT / "sample_data" / "cdl_json"
+T0 = 1_700_000_000_000
+
+
+def change(kind: str, sequence: int, before=None, after=None) -> Change:
+    return Change(kind, "shop", "orders", sequence, T0 + sequence * 1000, ("id",), before, after)
+
+
+def ts(sequence: int) -> dt.datetime:
+    return dt.datetime(2023, 11, 14, 22, 13, 20) + dt.timedelta(seconds=sequence)
+
+
+def seq(sequence: int, op: int) -> str:
+    return f"{sequence:020d}.{T0 + sequence * 1000:020d}.{op}"
+
+
+def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
+    """Insert, updates, delete, re-insert, heartbeat, duplicates, shuffled, two loads: exact history."""
+    a1, a2, a3 = {"id": 1, "note": "a"}, {"id": 1, "note": "b"}, {"id": 1, "note": "c"}
+    b1, b2 = {"id": 2, "note": "x"}, {"id": 2, "note": "z"}
+    changes = [
+        change("insert", 10, after=a1),
+        change("insert", 11, after=b1),
+        change("update", 12, before=a1, after=a2),
+        change("heartbeat", 13),
+        change("delete", 14, before=b1),
+        change("update", 15, before=a2, after=a3),
+        change("insert", 16, after=b2),
+    ]
+    messages = [json.dumps(m) for c in changes for m in cdl_json(c)]
+    messages += [line.strip() for line in (SAMPLES / "doc003_cdl_json_insert.jsonl").open() if line.strip()]
+    rng = random.Random(3)
+    rng.shuffle(messages)
+    heartbeat = json.dumps(cdl_json(changes[3])[0])
+    first = messages[:4]
+    second = messages[4:] + [m for m in first if m != heartbeat][:2]  # the second load repeats two messages
+    project.land("cdl_json", write_jsonl(tmp_path / "load1.jsonl", first))
+    project.build()
+    project.land("cdl_json", write_jsonl(tmp_path / "load2.jsonl", second))
+    project.land("cdl_json", tmp_path / "load1.jsonl")  # re-landing a file lands nothing
+    project.build()
+
+    assert project.current() == [
+        ("public.ct_pg2hudi", '{"id":34}', '{"count1":13,"decimalNum":null,"id":34,"time1":null}'),
+        ("shop.orders", '{"id":1}', '{"id":1,"note":"c"}'),
+        ("shop.orders", '{"id":2}', '{"id":2,"note":"z"}'),
+    ]
+    doc_ts = dt.datetime(2024, 2, 4, 11, 59, 56, 13000)
+    assert project.history() == [
+        (
+            "public.ct_pg2hudi",
+            '{"id":34}',
+            1,
+            doc_ts,
+            None,
+            True,
+            False,
+            "insert",
+            '{"count1":13,"decimalNum":null,"id":34,"time1":null}',
+            "00000000163955221008.00000001707047996013.1",
+            None,
+        ),
+        (
+            "shop.orders",
+            '{"id":1}',
+            1,
+            ts(10),
+            ts(12),
+            False,
+            False,
+            "insert",
+            '{"id":1,"note":"a"}',
+            seq(10, 1),
+            seq(12, 2),
+        ),
+        (
+            "shop.orders",
+            '{"id":1}',
+            2,
+            ts(12),
+            ts(15),
+            False,
+            False,
+            "update",
+            '{"id":1,"note":"b"}',
+            seq(12, 2),
+            seq(15, 2),
+        ),
+        ("shop.orders", '{"id":1}', 3, ts(15), None, True, False, "update", '{"id":1,"note":"c"}', seq(15, 2), None),
+        (
+            "shop.orders",
+            '{"id":2}',
+            1,
+            ts(11),
+            ts(14),
+            False,
+            False,
+            "insert",
+            '{"id":2,"note":"x"}',
+            seq(11, 1),
+            seq(14, 3),
+        ),
+        (
+            "shop.orders",
+            '{"id":2}',
+            2,
+            ts(14),
+            ts(16),
+            False,
+            True,
+            "delete",
+            '{"id":2,"note":"x"}',
+            seq(14, 3),
+            seq(16, 1),
+        ),
+        ("shop.orders", '{"id":2}', 3, ts(16), None, True, False, "insert", '{"id":2,"note":"z"}', seq(16, 1), None),
+    ]
+    # the heartbeat (message_type "1") is a heartbeat; data messages carrying HEARTBEAT_IDENTIFIER are not
+    assert project.query("select count(*) from {schema}.cdc_heartbeats") == [(1,)]
+    assert project.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
+    assert project.query(
+        "select sum(messages_landed), sum(heartbeat_messages), sum(row_change_messages) from {schema}.cdc_load_batches"
+    ) == [(len(messages) + 2, 1, len(messages) - 1 + 2)]
