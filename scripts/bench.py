@@ -138,18 +138,19 @@ def run_dbt(*arguments: str) -> None:
         raise SystemExit(f"dbt {' '.join(arguments)} failed; see logs/dbt.log")
 
 
-def anchor_auto_cdc(spark, schema: str) -> Step:
-    """Spark's Auto CDC flow over our canonical events, or the reason it cannot run here."""
-    step = Step("anchor")
-    try:
-        from pyspark import pipelines  # noqa: F401
-    except Exception as exc:  # the module is missing or needs Spark Connect
-        step.note = f"pyspark.pipelines unavailable: {type(exc).__name__}: {exc}"
-        return step
-    step.note = (
-        "pyspark.pipelines imports, but create_auto_cdc_flow only runs inside a Spark Declarative "
-        "Pipeline (spark-pipelines CLI on Spark Connect); see the README's benchmark section"
-    )
+def anchor_auto_cdc(spark, schema: str, work: Path) -> Step:
+    """Spark's Auto CDC flow (SCD type 2) over our canonical events, or exactly why it cannot run."""
+    from bench_anchor import run_anchor
+
+    events_path = work / "canonical_events.parquet"
+    spark.sql(
+        f"select table_id, key_json, op, sequence_key, commit_ts, to_json(after_image) as after_json "
+        f"from {schema}.cdc_events where op != 'truncate'"
+    ).write.mode("overwrite").parquet(str(events_path))
+    events = spark.read.parquet(str(events_path)).count()
+    result = run_anchor(str(events_path), str(work / "anchor"))
+    step = Step("anchor", events, 0, result["seconds"] or 0.0)
+    step.note = ("ran: " if result["ran"] else "did not run: ") + result["reason"]
     return step
 
 
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     memory.reset()
-    steps.append(anchor_auto_cdc(spark, "bench"))
+    steps.append(anchor_auto_cdc(spark, "bench", work))
 
     by_name = {step.name: step for step in steps}
     ratios = {

@@ -111,7 +111,10 @@ def test_third_party_fixtures(project) -> None:
     assert project.query(
         "select op, to_json(after_image) from {schema}.cdc_events where table_id = 'inventory.customers'"
     ) == [("insert", '{"email":"annek@noanswer.org","first_name":"Anne","id":1004,"last_name":"Kretchmar"}')]
-    paimon = "select key_json, to_json(row_image) from {schema}.cdc_current where table_id = 'test.product'"
+    paimon = (
+        "select key_json, to_json(row_image) from {schema}.cdc_current where table_id = 'test.product' "
+        "order by variant_get(row_image, '$.id', 'int')"
+    )
     assert [json.loads(row)["id"] for _k, row in project.query(paimon)] == [101, 102, 103, 104]
 
     project.land("debezium_json", SERDE / "serde-update.json")
