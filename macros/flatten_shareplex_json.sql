@@ -20,10 +20,9 @@
 {%- set insert_ops = ['ins', 'INSERT'] -%}
 {%- set update_ops = ['upd', 'UPDATE', 'UPDATE AFTER'] -%}
 {%- set before_ops = ['del', 'DELETE', 'UPDATE BEFORE'] -%}
-{%- set quoted = {} -%}
-{%- for name, ops in [('insert', insert_ops), ('update', update_ops), ('before', before_ops)] -%}
-    {%- do quoted.update({name: "'" ~ ops | join("', '") ~ "'"}) -%}
-{%- endfor -%}
+{%- set insert_list = "'" ~ insert_ops | join("', '") ~ "'" -%}
+{%- set update_list = "'" ~ update_ops | join("', '") ~ "'" -%}
+{%- set before_list = "'" ~ before_ops | join("', '") ~ "'" -%}
 with landed as (
     {{ cdc_landed_messages(relation, 'shareplex_json') }}
 ),
@@ -105,14 +104,14 @@ final as (
         table_name as table_id,
         cast(null as array<string>) as declared_key_columns,
         case
-            when vendor_op in ({{ quoted.before }}) then data_image
-            when vendor_op in ({{ quoted.update }}) then key_image
+            when vendor_op in ({{ before_list }}) then data_image
+            when vendor_op in ({{ update_list }}) then key_image
         end as before_image,
         case
-            when vendor_op in ({{ quoted.insert }}) then data_image
-            when vendor_op in ({{ quoted.update }}) then update_image
+            when vendor_op in ({{ insert_list }}) then data_image
+            when vendor_op in ({{ update_list }}) then update_image
         end as after_image,
-        coalesce(vendor_op in ({{ quoted.update }}), false) as after_image_is_partial,
+        coalesce(vendor_op in ({{ update_list }}), false) as after_image_is_partial,
         cast(null as map<string, string>) as column_types,
         case
             when
@@ -131,7 +130,7 @@ final as (
             when {{ cdc_is_not_object('meta') }} then 'meta is not a JSON object'
             when {{ cdc_is_not_object('data_columns') }} then 'data is not a JSON object'
             when {{ cdc_is_not_object('key_columns') }} then 'key is not a JSON object'
-            when vendor_op in ({{ quoted.update }}) and data_image is null
+            when vendor_op in ({{ update_list }}) and data_image is null
                 then 'update without data (its changed columns)'
             when scn is not null and {{ cdc_sortable_number('scn') }} is null then 'meta.scn is not a whole number'
             when trans is not null and trans_key is null then 'meta.trans is not dot-separated whole numbers'
