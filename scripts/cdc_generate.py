@@ -17,6 +17,7 @@ import random
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 log = logging.getLogger("cdc_generate")
@@ -354,10 +355,108 @@ def debezium_json(change: Change, with_schema: bool = True, tombstones: bool = T
     return messages
 
 
+TUPLE_METADATA = (
+    "_sequence_id_",
+    "_operation_type_",
+    "_excute_time_",
+    "_source_table_",
+    "_before_image_",
+    "_after_image_",
+)
+
+
+def _tuple_row(change: Change, op: str, image: dict, is_before: bool) -> dict:
+    return {
+        "_sequence_id_": str(change.sequence),
+        "_operation_type_": op,
+        "_excute_time_": change.time_ms,
+        "_source_table_": change.table_id,
+        "_before_image_": "Y" if is_before else "N",
+        "_after_image_": "N" if is_before else "Y",
+        **image,
+    }
+
+
+def datahub_tuple(change: Change) -> list[dict]:
+    """DataHub TUPLE topic rows (source document 000): one flat row, two for an update.
+
+    `_source_table_` is written database-qualified (`change.table_id`) so that generated streams
+    name tables as the other formats do; the rows carry no key (seed cdc_table_keys supplies it).
+    TUPLE topics cannot carry DDL, heartbeats or transaction markers: those changes render as
+    nothing; a truncate cannot be expressed at all.
+    """
+    if change.kind == "insert":
+        return [_tuple_row(change, "I", change.after, is_before=False)]
+    if change.kind == "update":
+        return [
+            _tuple_row(change, "U", change.before, is_before=True),
+            _tuple_row(change, "U", change.after, is_before=False),
+        ]
+    if change.kind == "delete":
+        return [_tuple_row(change, "D", change.before, is_before=True)]
+    if change.kind in ("ddl", "heartbeat", "begin", "commit"):
+        return []
+    raise ValueError(f"datahub_tuple cannot express a {change.kind!r} change")
+
+
+def _shareplex_rowid(change: Change, row: dict) -> str:
+    """A stable fake Oracle rowid for the row's first key value (the physical row)."""
+    digest = sum(
+        ord(char) * (number + 1) for number, char in enumerate(f"{change.table_id}:{row[change.key_columns[0]]}")
+    )
+    return f"AAATGpAAIAA{digest:07d}"[:18]
+
+
+def _shareplex_meta(change: Change, op: str, row: dict | None) -> dict:
+    meta = {
+        "time": datetime.fromtimestamp(change.time_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        "userid": 84,
+        "op": op,
+        "scn": str(change.sequence),
+        "trans": f"{change.sequence % 13}.{change.sequence % 7}.{change.sequence % 1_000_000}",
+        "seq": 1,
+        "size": 1,
+        "table": change.table_id,
+        "idx": "1/1",
+        "posttime": datetime.fromtimestamp(change.time_ms / 1000 + 5, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    if row is not None:
+        meta["rowid"] = _shareplex_rowid(change, row)
+    return meta
+
+
+def shareplex_json(change: Change) -> list[dict]:
+    """DTS "Shareplex Json" (source document 002).
+
+    Inserts and deletes carry the whole row in `data`; an update carries only the changed columns
+    in `data` and, in `key`, the before values of the key columns and of the changed columns.
+    SharePlex JSON has no heartbeats or transaction markers (they render as nothing); other DDL is
+    rendered as the only DDL op the document names besides TRUNCATE, `DROP COLUMN`.
+    """
+    if change.kind == "insert":
+        return [{"meta": _shareplex_meta(change, "ins", change.after), "data": change.after}]
+    if change.kind == "update":
+        before, after = change.before or {}, change.after or {}
+        changed = {name: value for name, value in after.items() if name not in before or before[name] != value}
+        key = {name: before.get(name) for name in (*change.key_columns, *changed) if name in before}
+        return [{"meta": _shareplex_meta(change, "upd", before), "data": changed, "key": key}]
+    if change.kind == "delete":
+        return [{"meta": _shareplex_meta(change, "del", change.before), "data": change.before}]
+    if change.kind == "truncate":
+        return [{"meta": _shareplex_meta(change, "TRUNCATE", None)}]
+    if change.kind == "ddl":
+        return [{"meta": _shareplex_meta(change, "DROP COLUMN", None)}]
+    if change.kind in ("heartbeat", "begin", "commit"):
+        return []
+    raise ValueError(f"unknown change kind {change.kind!r}")
+
+
 ENCODERS: dict[str, Callable[[Change], list[dict | None]]] = {
     "dataworks_json": dataworks_json,
     "cdl_json": cdl_json,
     "debezium_json": debezium_json,
+    "datahub_tuple": datahub_tuple,
+    "shareplex_json": shareplex_json,
 }
 
 

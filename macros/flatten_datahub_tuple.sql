@@ -1,0 +1,88 @@
+{#
+    DataHub TUPLE topic (source document 000) -> canonical CDC records, one per row.
+    A message is one flat JSON object: the source row's columns plus DataWorks'
+    metadata columns, which are read here and never leak into the row image.
+    `_before_image_` / `_after_image_` (Y/N) say whether the row is a before or an
+    after image; an update is two rows sharing one `_sequence_id_`, merged downstream.
+    Ordering: `_sequence_id_`, compared as a number. The message carries no key and
+    no column types: keys come from seed cdc_table_keys, values keep their JSON type.
+#}
+{% macro flatten_datahub_tuple(relation) %}
+    {% if relation is none %}
+        {{ exceptions.raise_compiler_error(
+            "flatten_datahub_tuple: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
+    {% endif %}
+    {{ return(adapter.dispatch('flatten_datahub_tuple', 'cdc')(relation)) }}
+{% endmacro %}
+
+{% macro default__flatten_datahub_tuple(relation) %}
+{%- set metadata_columns = [
+    '_sequence_id_', '_operation_type_', '_excute_time_',
+    '_source_table_', '_before_image_', '_after_image_',
+] -%}
+with landed as (
+    {{ cdc_landed_messages(relation, 'datahub_tuple') }}
+),
+
+fields as (
+    select
+        landed.*,
+        try_variant_get(message, '$._operation_type_', 'string') as operation_type,
+        trim(try_variant_get(message, '$._sequence_id_', 'string')) as sequence_id,
+        trim(try_variant_get(message, '$._excute_time_', 'string')) as execute_time,
+        nullif(trim(try_variant_get(message, '$._source_table_', 'string')), '') as source_table,
+        upper(trim(try_variant_get(message, '$._before_image_', 'string'))) as before_flag,
+        upper(trim(try_variant_get(message, '$._after_image_', 'string'))) as after_flag,
+        case
+            when schema_of_variant(message) like 'OBJECT<%' then
+                to_variant_object(map_filter(
+                    cast(message as map<string, variant>),
+                    (column_name, column_value) -> not array_contains(
+                        array({% for column in metadata_columns %}'{{ column }}'{% if not loop.last %}, {% endif %}{% endfor %}),
+                        column_name
+                    )
+                ))
+        end as row_columns
+    from landed
+),
+
+final as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        0 as record_index,
+        operation_type as vendor_op,
+        source_table as table_id,
+        cast(null as array<string>) as declared_key_columns,
+        -- without flags, I is an after image and D a before image
+        case
+            when coalesce(before_flag, if(operation_type = 'D', 'Y', 'N')) = 'Y' then row_columns
+        end as before_image,
+        case
+            when coalesce(after_flag, if(operation_type = 'I', 'Y', 'N')) = 'Y' then row_columns
+        end as after_image,
+        false as after_image_is_partial,
+        cast(null as map<string, string>) as column_types,
+        {{ cdc_sortable_number('sequence_id') }} as sequence_key,
+        -- 13 digits: epoch milliseconds (the document's samples); 16: DataHub TIMESTAMP microseconds
+        case
+            when execute_time rlike '^[0-9]{1,13}$' then timestamp_millis(cast(execute_time as bigint))
+            when execute_time rlike '^[0-9]{14,16}$' then timestamp_micros(cast(execute_time as bigint))
+            else try_cast(execute_time as timestamp)
+        end as commit_ts,
+        cast(null as string) as ddl_text,
+        case
+            when loader_error is not null then loader_error
+            when message is null then 'not valid JSON'
+            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when sequence_id is not null and {{ cdc_sortable_number('sequence_id') }} is null
+                then '_sequence_id_ is not a whole number'
+            when before_flag not in ('Y', 'N') then '_before_image_ is neither Y nor N'
+            when after_flag not in ('Y', 'N') then '_after_image_ is neither Y nor N'
+        end as format_error
+    from fields
+)
+
+select * from final
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ flatten_shareplex_json(source('cdc_landing', 'raw_cdc_messages')) }}

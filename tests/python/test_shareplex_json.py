@@ -1,0 +1,113 @@
+"""DTS "Shareplex Json", end to end: land -> dbt build -> read back."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from conftest import write_jsonl
+
+T0 = datetime(2024, 1, 1)
+TABLE = "SHOP.ORDERS"
+
+
+def message(op: str, scn: int, trans: str, seq: int, data=None, key=None, rowid=None, table: str = TABLE) -> dict:
+    meta = {
+        "time": (T0 + timedelta(seconds=scn)).strftime("%Y-%m-%dT%H:%M:%S"),
+        "userid": 84,
+        "op": op,
+        "scn": str(scn),
+        "trans": trans,
+        "seq": seq,
+        "size": 2,
+        "table": table,
+        "idx": f"{seq}/2",
+    }
+    if rowid:
+        meta["rowid"] = rowid
+    out: dict = {"meta": meta}
+    if data is not None:
+        out["data"] = data
+    if key is not None:
+        out["key"] = key
+    return out
+
+
+def position(scn: int, trans: str, seq: int = 1) -> str:
+    parts = ".".join(part.zfill(20) for part in trans.split("."))
+    return f"{str(scn).zfill(38)}/{parts}/{str(seq).zfill(20)}"
+
+
+def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -> None:
+    """Partial updates overlaid, scn/trans/seq order (trans part by part), delete, re-insert, truncate."""
+    messages = [
+        message("ins", 100, "9.0.1", 1, {"ID": "1", "NAME": "a", "QTY": "5"}, rowid="R1"),
+        message("ins", 100, "9.0.1", 2, {"ID": "2", "NAME": "x", "QTY": "1"}, rowid="R2"),
+        # same scn: trans 9.5.7 comes before 10.0.1 (as numbers; as text it would not)
+        message("upd", 200, "10.0.1", 1, {"NAME": "c"}, {"ID": "1", "NAME": "b"}, rowid="R1"),
+        message("upd", 200, "9.5.7", 1, {"NAME": "b"}, {"ID": "1", "NAME": "a"}, rowid="R1"),
+        # only QTY changed, to null: NAME is kept (missing is not null)
+        message("upd", 300, "3.1.1", 1, {"QTY": None}, {"ID": "1", "QTY": "5"}, rowid="R1"),
+        message("del", 400, "3.1.2", 1, {"ID": "2", "NAME": "x", "QTY": "1"}, rowid="R2"),
+        message("ins", 500, "3.1.3", 1, {"ID": "2", "NAME": "again", "QTY": "9"}, rowid="R9"),
+        message("TRUNCATE", 600, "3.1.4", 1),
+        message("ins", 700, "3.1.5", 1, {"ID": "3", "NAME": "after", "QTY": "1"}, rowid="R3"),
+        message("MERGE", 800, "3.1.6", 1, {"ID": "4"}),
+    ]
+    random.Random(5).shuffle(messages)
+    first, second = messages[:5], messages[5:] + messages[:2]  # the second load repeats two messages
+    project.land("shareplex_json", write_jsonl(tmp_path / "load1.jsonl", first))
+    project.build()
+    project.land("shareplex_json", write_jsonl(tmp_path / "load2.jsonl", second))
+    project.build()
+
+    def at(scn: int) -> datetime:
+        return T0 + timedelta(seconds=scn)
+
+    one_a = '{"ID":"1","NAME":"a","QTY":"5","rowid":"R1"}'
+    one_b = '{"ID":"1","NAME":"b","QTY":"5","rowid":"R1"}'
+    one_c = '{"ID":"1","NAME":"c","QTY":"5","rowid":"R1"}'
+    one_null = '{"ID":"1","NAME":"c","QTY":null,"rowid":"R1"}'
+    two_x = '{"ID":"2","NAME":"x","QTY":"1","rowid":"R2"}'
+    two_again = '{"ID":"2","NAME":"again","QTY":"9","rowid":"R9"}'
+    p100_1, p100_2 = position(100, "9.0.1", 1), position(100, "9.0.1", 2)
+    p200a, p200b, p300 = position(200, "9.5.7"), position(200, "10.0.1"), position(300, "3.1.1")
+    p400, p500, p600, p700 = (
+        position(400, "3.1.2"),
+        position(500, "3.1.3"),
+        position(600, "3.1.4"),
+        position(700, "3.1.5"),
+    )
+    k1, k2, k3 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}'
+    assert project.history() == [
+        (TABLE, k1, 1, at(100), at(200), False, False, "insert", one_a, p100_1, p200a),
+        (TABLE, k1, 2, at(200), at(200), False, False, "update", one_b, p200a, p200b),
+        (TABLE, k1, 3, at(200), at(300), False, False, "update", one_c, p200b, p300),
+        (TABLE, k1, 4, at(300), at(600), False, False, "update", one_null, p300, p600),
+        (TABLE, k1, 5, at(600), None, True, True, "truncate", one_null, p600, None),
+        (TABLE, k2, 1, at(100), at(400), False, False, "insert", two_x, p100_2, p400),
+        (TABLE, k2, 2, at(400), at(500), False, True, "delete", two_x, p400, p500),
+        (TABLE, k2, 3, at(500), at(600), False, False, "insert", two_again, p500, p600),
+        (TABLE, k2, 4, at(600), None, True, True, "truncate", two_again, p600, None),
+        (
+            TABLE,
+            k3,
+            1,
+            at(700),
+            None,
+            True,
+            False,
+            "insert",
+            '{"ID":"3","NAME":"after","QTY":"1","rowid":"R3"}',
+            p700,
+            None,
+        ),
+    ]
+    assert project.current() == [(TABLE, k3, '{"ID":"3","NAME":"after","QTY":"1","rowid":"R3"}')]
+    assert project.query("select table_id, vendor_op, is_truncate from {schema}.cdc_ddl_events") == [
+        (TABLE, "TRUNCATE", True)
+    ]
+    assert project.query("select quarantine_reason from {schema}.cdc_quarantine") == [
+        ('unknown operation {"op":"MERGE"}',)
+    ]
