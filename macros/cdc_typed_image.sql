@@ -2,7 +2,11 @@
     A row image (variant object of column -> JSON value) with each value converted to
     the type its envelope declares. `column_types` is a SQL map of column name -> vendor
     type name; which vendor type gets which conversion is data: var cdc_formats,
-    `value_types`. Unlisted types keep their JSON value; JSON null stays null; a value
+    `value_types`. Conversions: epoch_millis (13-digit ms -> timestamp), base64 (-> binary),
+    double (number or numeric text -> double), number_text (numeric text -> the JSON number
+    it spells: integer or exact decimal), date_text ('yyyy-MM-dd' -> date),
+    timestamp_ntz_text ('yyyy-MM-dd HH:mm:ss[.f]' -> timestamp without time zone),
+    latin1_bytes (text whose characters are bytes, Canal's rendering of binary -> binary). Unlisted types keep their JSON value; JSON null stays null; a value
     that does not convert becomes null rather than failing the run.
 #}
 {% macro cdc_typed_image(image, column_types, source_format) %}
@@ -13,7 +17,11 @@
     {%- set conversions = {
         'epoch_millis': 'cast(timestamp_millis(cast(column_value as bigint)) as variant)',
         'base64': 'cast(unbase64(cast(column_value as string)) as variant)',
-        'double': 'cast(cast(column_value as double) as variant)',
+        'double': 'cast(try_cast(column_value as double) as variant)',
+        'number_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$' then try_parse_json(trim(cast(column_value as string))) end",
+        'date_text': 'cast(try_cast(cast(column_value as string) as date) as variant)',
+        'timestamp_ntz_text': 'cast(try_cast(cast(column_value as string) as timestamp_ntz) as variant)',
+        'latin1_bytes': "cast(encode(cast(column_value as string), 'ISO-8859-1') as variant)",
     } -%}
     {%- set value_types = var('cdc_formats')[source_format].get('value_types', {}) -%}
     {%- for vendor_type, conversion in value_types.items() if conversion not in conversions -%}
