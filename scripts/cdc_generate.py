@@ -11,6 +11,7 @@ replays the scenario in Python, the oracle the SQL models are checked against.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import logging
 import random
@@ -247,8 +248,79 @@ def dataworks_json(change: Change, one_record_updates: bool = False) -> list[dic
     raise ValueError(f"unknown change kind {change.kind!r}")
 
 
+CANAL_MYSQL_TYPES = {
+    "LONG": "bigint",
+    "STRING": "varchar(255)",
+    "DOUBLE": "double",
+    "BOOLEAN": "tinyint(1)",
+    "DATE": "datetime(3)",
+}
+
+
+def _canal_text(name: str, value: object) -> str | None:
+    """Canal writes every value as text; DATE columns (epoch ms here) as MySQL datetime text."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if COLUMN_TYPES.get(name) == "DATE" and isinstance(value, int):
+        moment = dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC)
+        return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{value % 1000:03d}"
+    return str(value)
+
+
+def canal_json(change: Change, legacy: bool = False) -> list[dict]:
+    """Alibaba DTS Canal JSON (source document 002), one row per message.
+
+    `legacy`: the layout of instances created before 2022-03-20 (data and old swapped,
+    a DELETE's row in `old`, `old` complete). Heartbeats and transaction markers are not
+    part of Canal JSON: they render as no message.
+    """
+    if change.kind in ("heartbeat", "begin", "commit"):
+        return []
+    message: dict = {
+        "data": None,
+        "database": change.database,
+        "es": change.time_ms,
+        "id": change.sequence,
+        "isDdl": change.kind in ("ddl", "truncate"),
+        "mysqlType": None,
+        "old": None,
+        "pkNames": None,
+        "sql": "",
+        "sqlType": None,
+        "table": change.table,
+        "ts": change.time_ms + 7,
+        "type": {"insert": "INSERT", "update": "UPDATE", "delete": "DELETE", "truncate": "TRUNCATE", "ddl": "ALTER"}[
+            change.kind
+        ],
+    }
+    if change.kind == "truncate":
+        message["sql"] = f"TRUNCATE TABLE {change.table}"
+        return [message]
+    if change.kind == "ddl":
+        message["sql"] = change.ddl or f"ALTER TABLE {change.table} COMMENT 'changed'"
+        return [message]
+    image = change.after if change.after is not None else change.before or {}
+    message["mysqlType"] = {name: CANAL_MYSQL_TYPES[COLUMN_TYPES.get(name, "STRING")] for name in image}
+    message["pkNames"] = list(change.key_columns)
+    after = {name: _canal_text(name, value) for name, value in (change.after or {}).items()}
+    before = {name: _canal_text(name, value) for name, value in (change.before or {}).items()}
+    if change.kind == "insert":
+        message["old" if legacy else "data"] = [after]
+    elif change.kind == "delete":
+        message["old" if legacy else "data"] = [before]
+    elif legacy:
+        message["data"], message["old"] = [before], [after]
+    else:
+        changed = {name: value for name, value in before.items() if after.get(name) != value}
+        message["data"], message["old"] = [after], [changed]
+    return [message]
+
+
 ENCODERS: dict[str, Callable[[Change], list[dict]]] = {
     "dataworks_json": dataworks_json,
+    "canal_json": canal_json,
 }
 
 
