@@ -1,8 +1,8 @@
 {#
     Alibaba DTS Canal JSON (source document 002) -> canonical records, one per row of
     `data` (a message may carry several rows; `old` is aligned with `data` by position).
-    `old` holds only the changed columns (a partial before image); `data` is the complete
-    row. Ordering: `es` (binlog time, ms), then `id` (DTS offset), then the row position.
+    `old` holds only the changed columns' previous values; `data` is the complete row,
+    so the complete before row is `data` overlaid with `old`. Ordering: `es` (binlog time, ms), then `id` (DTS offset), then the row position.
     Values are strings typed by `mysqlType` (base type name, lower-cased, parameters
     dropped) through var cdc_formats.canal_json.value_types.
     Sources listed in var cdc_canal_json_legacy_sources (instances created before
@@ -97,7 +97,20 @@ images as (
         imaged.*,
         case
             when vendor_op = 'DELETE' then main_row
-            when vendor_op = 'UPDATE' then partner_row
+            when vendor_op = 'UPDATE' and is_legacy then partner_row
+            -- `old` holds the previous values of the changed columns only; every other column
+            -- is unchanged, so the complete before row is `data` overlaid with `old`
+            when vendor_op = 'UPDATE' and {{ cdc_is_not_object('main_row') }} then main_row
+            when vendor_op = 'UPDATE' and {{ cdc_is_not_object('partner_row') }} then partner_row
+            when vendor_op = 'UPDATE' then to_variant_object(map_concat(
+                map_filter(
+                    cast(main_row as map<string, variant>),
+                    (column_name, column_value) -> not map_contains_key(
+                        cast(partner_row as map<string, variant>), column_name
+                    )
+                ),
+                cast(partner_row as map<string, variant>)
+            ))
         end as before_row,
         case when vendor_op != 'DELETE' and not is_ddl then main_row end as after_row
     from imaged
