@@ -2,7 +2,12 @@
     A row image (variant object of column -> JSON value) with each value converted to
     the type its envelope declares. `column_types` is a SQL map of column name -> vendor
     type name; which vendor type gets which conversion is data: var cdc_formats,
-    `value_types`. Unlisted types keep their JSON value; JSON null stays null; a value
+    `value_types`. Conversions: epoch_millis (13-digit ms -> timestamp), base64 (-> binary),
+    double (number or numeric text -> double), number_text (numeric text -> the JSON number
+    it spells: integer or exact decimal), date_text ('yyyy-MM-dd' -> date),
+    timestamp_ntz_text ('yyyy-MM-dd HH:mm:ss[.f]' -> timestamp without time zone),
+    latin1_bytes (text whose characters are bytes, Canal's rendering of binary -> binary);
+    dts_*: Alibaba DTS Avro union records (see models/staging/dts_avro/_dts_avro__docs.md). Unlisted types keep their JSON value; JSON null stays null; a value
     that does not convert becomes null rather than failing the run.
     A type name may carry parameters after '(' (`org.apache.kafka.connect.data.Decimal(scale=2)`):
     it matches `value_types` by the part before '(', and a conversion may read the
@@ -16,13 +21,24 @@
     {%- set conversions = {
         'epoch_millis': 'cast(timestamp_millis(cast(column_value as bigint)) as variant)',
         'base64': 'cast(unbase64(cast(column_value as string)) as variant)',
-        'double': 'cast(cast(column_value as double) as variant)',
         'epoch_days': 'cast(date_from_unix_date(cast(column_value as int)) as variant)',
         'epoch_micros': 'cast(timestamp_micros(cast(column_value as bigint)) as variant)',
         'epoch_nanos': 'cast(timestamp_micros(div(cast(column_value as bigint), 1000)) as variant)',
         'iso_timestamp': 'cast(try_to_timestamp(cast(column_value as string)) as variant)',
         'decimal_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?$' then parse_json(trim(cast(column_value as string))) end",
         'decimal_base64': cdc_decimal_from_base64('cast(column_value as string)', "coalesce(try_cast(regexp_extract(column_type, 'scale=([0-9]+)', 1) as int), 0)"),
+        'double': 'cast(try_cast(column_value as double) as variant)',
+        'number_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$' then try_parse_json(trim(cast(column_value as string))) end",
+        'date_text': 'cast(try_cast(cast(column_value as string) as date) as variant)',
+        'timestamp_ntz_text': 'cast(try_cast(cast(column_value as string) as timestamp_ntz) as variant)',
+        'latin1_bytes': "cast(encode(cast(column_value as string), 'ISO-8859-1') as variant)",
+        'dts_number': "case when trim(try_variant_get(column_value, '$.value', 'string')) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$' then try_parse_json(trim(try_variant_get(column_value, '$.value', 'string'))) end",
+        'dts_double': "cast(try_variant_get(column_value, '$.value', 'double') as variant)",
+        'dts_timestamp': "cast(timestamp_millis(try_variant_get(column_value, '$.timestamp', 'bigint') * 1000 + coalesce(try_variant_get(column_value, '$.millis', 'bigint'), 0)) as variant)",
+        'dts_datetime': "case when try_variant_get(column_value, '$.year', 'int') is null then cast(format_string('%02d:%02d:%02d', try_variant_get(column_value, '$.hour', 'int'), try_variant_get(column_value, '$.minute', 'int'), try_variant_get(column_value, '$.second', 'int')) as variant) when try_variant_get(column_value, '$.hour', 'int') is null then cast(cast(try_make_timestamp_ntz(try_variant_get(column_value, '$.year', 'int'), try_variant_get(column_value, '$.month', 'int'), try_variant_get(column_value, '$.day', 'int'), 0, 0, 0) as date) as variant) else cast(try_make_timestamp_ntz(try_variant_get(column_value, '$.year', 'int'), try_variant_get(column_value, '$.month', 'int'), try_variant_get(column_value, '$.day', 'int'), try_variant_get(column_value, '$.hour', 'int'), try_variant_get(column_value, '$.minute', 'int'), try_variant_get(column_value, '$.second', 'int') + coalesce(try_variant_get(column_value, '$.millis', 'int'), 0) / 1000.0) as variant) end",
+        'dts_text': "cast(try_variant_get(column_value, '$.value', 'string') as variant)",
+        'dts_bytes': "cast(try_to_binary(try_variant_get(column_value, '$.value', 'string'), 'base64') as variant)",
+        'dts_character': "case when lower(try_variant_get(column_value, '$.charset', 'string')) in ('utf8', 'utf8mb4', 'utf8mb3', 'utf-8', 'ascii', 'us-ascii', '') then cast(decode(try_to_binary(try_variant_get(column_value, '$.value', 'string'), 'base64'), 'UTF-8') as variant) when lower(try_variant_get(column_value, '$.charset', 'string')) in ('latin1', 'iso-8859-1') then cast(decode(try_to_binary(try_variant_get(column_value, '$.value', 'string'), 'base64'), 'ISO-8859-1') as variant) else try_variant_get(column_value, '$.value') end",
     } -%}
     {%- set value_types = var('cdc_formats')[source_format].get('value_types', {}) -%}
     {%- for vendor_type, conversion in value_types.items() if conversion not in conversions -%}

@@ -138,7 +138,7 @@ def avro_value_to_json(value: object) -> object:
     """JSON rendering of a decoded Avro value: bytes as base64, times as ISO-8601."""
     if isinstance(value, dict):
         return {key: avro_value_to_json(item) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):  # tuple: fastavro's (record name, record) union value
         return [avro_value_to_json(item) for item in value]
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")

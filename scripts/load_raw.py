@@ -89,13 +89,13 @@ def iter_files(paths: Iterable[str]) -> Iterator[Path]:
             raise FileNotFoundError(f"no such file or folder: {raw}")
 
 
-def split_messages(path: Path, data: bytes, carrier: str) -> Iterator[Message]:
+def split_messages(path: Path, data: bytes, carrier: str, settings: dict[str, Any] | None = None) -> Iterator[Message]:
     if carrier == "json":
         return split_json_text(data)
     if carrier == "avro":
         from cdc_avro import split_avro  # only Avro formats need fastavro
 
-        return split_avro(path, data)
+        return split_avro(path, data, settings)
     raise ValueError(f"unknown carrier {carrier!r} in dbt_project.yml")
 
 
@@ -204,7 +204,7 @@ def land(
             if batch.messages >= max_batch_messages:
                 stats["batches"] += batch.commit()
                 batch = _Batch(landing, source_format)
-            count = batch.add_file(path, digest, split_messages(path, data, carrier), progress)
+            count = batch.add_file(path, digest, split_messages(path, data, carrier, formats[source_format]), progress)
             stats["files"] += 1
             stats["messages"] += count
             progress.tick(files=1)

@@ -1,0 +1,160 @@
+{#
+    Alibaba DTS Canal JSON (source document 002) -> canonical records, one per row of
+    `data` (a message may carry several rows; `old` is aligned with `data` by position).
+    `old` holds only the changed columns' previous values; `data` is the complete row,
+    so the complete before row is `data` overlaid with `old`. Ordering: `es` (binlog time, ms), then `id` (DTS offset), then the row position.
+    Values are strings typed by `mysqlType` (base type name, lower-cased, parameters
+    dropped) through var cdc_formats.canal_json.value_types.
+    Sources listed in var cdc_canal_json_legacy_sources (instances created before
+    2022-03-20) swap `data` and `old`: `old` is the row after the change (complete) and
+    `data` the row before; a DELETE's row is in `old`.
+#}
+{% macro flatten_canal_json(relation) %}
+    {%- set legacy_sources = var('cdc_canal_json_legacy_sources', []) -%}
+    {%- if legacy_sources is string or legacy_sources is mapping or legacy_sources is not iterable -%}
+        {{ exceptions.raise_compiler_error(
+            "flatten_canal_json: var cdc_canal_json_legacy_sources must be a list of database or "
+            ~ "database.table names (or '*'), e.g. ['olddb', 'shop.orders']") }}
+    {%- endif -%}
+    {{ return(adapter.dispatch('flatten_canal_json', 'cdc')(relation, legacy_sources)) }}
+{% endmacro %}
+
+{% macro default__flatten_canal_json(relation, legacy_sources) %}
+{%- set legacy_list -%}
+    array_compact(array(cast(null as string){% for source in legacy_sources %}, '{{ source | string | replace("\\", "\\\\") | replace("'", "\\'") }}'{% endfor %}))
+{%- endset %}
+with landed as (
+    {{ cdc_landed_messages(relation, 'canal_json') }}
+),
+
+fields as (
+    select
+        landed.*,
+        try_variant_get(message, '$.type', 'string') as vendor_op,
+        coalesce(try_variant_get(message, '$.isDdl', 'boolean'), false) as is_ddl,
+        try_variant_get(message, '$.database', 'string') as database_name,
+        try_variant_get(message, '$.table', 'string') as table_name,
+        try_variant_get(message, '$.es', 'string') as es_text,
+        try_variant_get(message, '$.id', 'string') as id_text,
+        try_variant_get(message, '$.sql', 'string') as sql_text,
+        try_variant_get(message, '$.pkNames', 'array<string>') as pk_names,
+        try_variant_get(message, '$.mysqlType', 'map<string, string>') as mysql_types,
+        try_variant_get(message, '$.data') as data_value,
+        try_variant_get(message, '$.old') as old_value,
+        try_variant_get(message, '$.data', 'array<variant>') as data_rows,
+        try_variant_get(message, '$.old', 'array<variant>') as old_rows
+    from landed
+),
+
+moded as (
+    select
+        fields.*,
+        (
+            array_contains({{ legacy_list }}, database_name)
+            or array_contains({{ legacy_list }}, concat_ws('.', database_name, table_name))
+            or array_contains({{ legacy_list }}, '*')
+        ) as is_legacy
+    from fields
+),
+
+-- which array holds the rows the records are counted by, and which holds their partners
+sided as (
+    select
+        moded.*,
+        case
+            when not is_legacy then data_rows
+            when vendor_op in ('UPDATE', 'INSERT', 'INIT', 'DELETE') then coalesce(old_rows, data_rows)
+            else data_rows
+        end as main_rows,
+        case
+            when not is_legacy and vendor_op = 'UPDATE' then old_rows
+            when is_legacy and vendor_op = 'UPDATE' then data_rows
+        end as partner_rows
+    from moded
+),
+
+exploded as (
+    select
+        sided.*,
+        row_position,
+        main_row
+    from sided
+    lateral view posexplode_outer(main_rows) exploded_rows as row_position, main_row
+),
+
+imaged as (
+    select
+        exploded.*,
+        try_element_at(partner_rows, coalesce(row_position, 0) + 1) as partner_row,
+        transform_values(
+            mysql_types, (column_name, mysql_type) -> lower(regexp_extract(trim(mysql_type), '^([A-Za-z]+)', 1))
+        ) as base_types
+    from exploded
+),
+
+images as (
+    select
+        imaged.*,
+        case
+            when vendor_op = 'DELETE' then main_row
+            when vendor_op = 'UPDATE' and is_legacy then partner_row
+            -- `old` holds the previous values of the changed columns only; every other column
+            -- is unchanged, so the complete before row is `data` overlaid with `old`
+            when vendor_op = 'UPDATE' and {{ cdc_is_not_object('main_row') }} then main_row
+            when vendor_op = 'UPDATE' and {{ cdc_is_not_object('partner_row') }} then partner_row
+            when vendor_op = 'UPDATE' then to_variant_object(map_concat(
+                map_filter(
+                    cast(main_row as map<string, variant>),
+                    (column_name, column_value) -> not map_contains_key(
+                        cast(partner_row as map<string, variant>), column_name
+                    )
+                ),
+                cast(partner_row as map<string, variant>)
+            ))
+        end as before_row,
+        case when vendor_op != 'DELETE' and not is_ddl then main_row end as after_row
+    from imaged
+),
+
+final as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        coalesce(row_position, 0) as record_index,
+        vendor_op,
+        nullif(concat_ws('.', nullif(database_name, ''), nullif(table_name, '')), '') as table_id,
+        pk_names as declared_key_columns,
+        {{ cdc_typed_image('before_row', 'base_types', 'canal_json') }} as before_image,
+        {{ cdc_typed_image('after_row', 'base_types', 'canal_json') }} as after_image,
+        false as after_image_is_partial,
+        mysql_types as column_types,
+        concat(
+            {{ cdc_sortable_number('es_text', 20) }},
+            {{ cdc_sortable_number('id_text', 20) }},
+            {{ cdc_sortable_number('cast(coalesce(row_position, 0) as string)', 10) }}
+        ) as sequence_key,
+        timestamp_millis(try_cast(es_text as bigint)) as commit_ts,
+        case when is_ddl then sql_text end as ddl_text,
+        case
+            when loader_error is not null then loader_error
+            when message is null then 'not valid JSON'
+            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when data_value is not null and not is_variant_null(data_value) and data_rows is null
+                then 'data is not a JSON array'
+            when old_value is not null and not is_variant_null(old_value) and old_rows is null
+                then 'old is not a JSON array'
+            when vendor_op = 'UPDATE' and size(old_rows) != size(data_rows)
+                then 'data and old do not have the same number of rows'
+            when {{ cdc_is_not_object('main_row') }} then 'a row of data/old is not a JSON object'
+            when {{ cdc_is_not_object('partner_row') }} then 'a row of data/old is not a JSON object'
+            when es_text is not null and {{ cdc_sortable_number('es_text', 20) }} is null
+                then 'es is not a whole number'
+            when id_text is not null and {{ cdc_sortable_number('id_text', 20) }} is null
+                then 'id is not a whole number'
+        end as format_error
+    from images
+)
+
+select * from final
+{% endmacro %}

@@ -1,0 +1,135 @@
+{#
+    Alibaba DTS Avro `com.alibaba.dts.formats.avro.Record` (source document 002), as
+    rendered to JSON by the loader (scripts/cdc_avro.py, union records as
+    [record name, record]) -> canonical records, one per message. `fields` names the
+    columns; `beforeImages` / `afterImages` hold one union value per field, in field order,
+    typed per branch (Integer, Decimal, Float, Timestamp, DateTime, Character, TextObject,
+    BinaryObject, ...) through var cdc_formats.dts_avro.value_types. A DDL's statement is
+    the string in `afterImages`. Key: tags.pk_uk_info PRIMARY. Ordering: sourcePosition
+    (MySQL `offset@file`: file, then offset), then `id`.
+#}
+{% macro flatten_dts_avro(relation) %}
+    {{ return(adapter.dispatch('flatten_dts_avro', 'cdc')(relation)) }}
+{% endmacro %}
+
+{% macro default__flatten_dts_avro(relation) %}
+{%- set branch -%}
+    case
+        when schema_of_variant(image_value) = 'STRING' then 'EmptyObject'
+        else regexp_extract(try_variant_get(image_value, '$[0]', 'string'), '([A-Za-z]+)$', 1)
+    end
+{%- endset -%}
+{%- set payload -%}
+    case
+        when image_value is null or is_variant_null(image_value) then parse_json('null')
+        when schema_of_variant(image_value) = 'STRING' then parse_json('null')
+        else coalesce(try_variant_get(image_value, '$[1]'), parse_json('null'))
+    end
+{%- endset -%}
+with landed as (
+    {{ cdc_landed_messages(relation, 'dts_avro') }}
+),
+
+fields as (
+    select
+        landed.*,
+        try_variant_get(message, '$.operation', 'string') as vendor_op,
+        try_variant_get(message, '$.objectName', 'string') as object_name,
+        try_variant_get(message, '$.id', 'string') as id_text,
+        try_variant_get(message, '$.sourceTimestamp', 'bigint') as source_seconds,
+        try_variant_get(message, '$.bornTimestamp', 'bigint') as born_millis,
+        try_variant_get(message, '$.sourcePosition', 'string') as source_position,
+        try_variant_get(
+            try_parse_json(try_variant_get(message, '$.tags.pk_uk_info', 'string')), '$.PRIMARY', 'array<string>'
+        ) as primary_key,
+        transform(
+            try_variant_get(message, '$.fields', 'array<variant>'),
+            field -> try_variant_get(field, '$.name', 'string')
+        ) as field_names,
+        try_variant_get(message, '$.beforeImages', 'array<variant>') as before_values,
+        try_variant_get(message, '$.afterImages', 'array<variant>') as after_values,
+        try_variant_get(message, '$.afterImages', 'string') as after_text
+    from landed
+),
+
+checked as (
+    select
+        fields.*,
+        (before_values is null or size(before_values) = size(field_names))
+        and (after_values is null or size(after_values) = size(field_names))
+        and size(array_distinct(field_names)) = size(field_names)
+        and not array_contains(transform(field_names, name -> name is null), true) as images_fit
+    from fields
+),
+
+imaged as (
+    select
+        checked.*,
+        case when images_fit and before_values is not null then
+            to_variant_object(map_from_arrays(field_names, transform(before_values, image_value -> {{ payload }})))
+        end as before_row,
+        case when images_fit and after_values is not null then
+            to_variant_object(map_from_arrays(field_names, transform(after_values, image_value -> {{ payload }})))
+        end as after_row,
+        case when images_fit and coalesce(after_values, before_values) is not null then
+            map_from_arrays(
+                field_names,
+                zip_with(
+                    coalesce(after_values, before_values),
+                    coalesce(before_values, after_values),
+                    (after_value, before_value) -> coalesce(
+                        {{ branch | replace('image_value', 'after_value') }},
+                        {{ branch | replace('image_value', 'before_value') }}
+                    )
+                )
+            )
+        end as branch_types,
+        regexp_extract(source_position, '^([0-9]+)@([0-9]+)$', 1) as position_offset,
+        regexp_extract(source_position, '^([0-9]+)@([0-9]+)$', 2) as position_file
+    from checked
+),
+
+final as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        0 as record_index,
+        vendor_op,
+        nullif(object_name, '') as table_id,
+        nullif(primary_key, array()) as declared_key_columns,
+        {{ cdc_typed_image('before_row', 'branch_types', 'dts_avro') }} as before_image,
+        {{ cdc_typed_image('after_row', 'branch_types', 'dts_avro') }} as after_image,
+        false as after_image_is_partial,
+        branch_types as column_types,
+        case
+            when position_offset != ''
+                then concat(
+                    {{ cdc_sortable_number('position_file', 20) }},
+                    {{ cdc_sortable_number('position_offset', 20) }},
+                    {{ cdc_sortable_number('id_text', 20) }}
+                )
+            -- not a MySQL binlog position: the log time (seconds), then the stream id
+            else concat(
+                {{ cdc_sortable_number('cast(source_seconds as string)', 20) }},
+                {{ cdc_sortable_number('id_text', 20) }}
+            )
+        end as sequence_key,
+        case
+            when born_millis > 0 then timestamp_millis(born_millis)
+            else timestamp_seconds(source_seconds)
+        end as commit_ts,
+        case when vendor_op = 'DDL' then after_text end as ddl_text,
+        case
+            when loader_error is not null then loader_error
+            when message is null then 'not valid JSON'
+            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not images_fit then 'beforeImages/afterImages do not match fields (count or names)'
+            when id_text is not null and {{ cdc_sortable_number('id_text', 20) }} is null
+                then 'id is not a whole number'
+        end as format_error
+    from imaged
+)
+
+select * from final
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ flatten_canal_json(source('cdc_landing', 'raw_cdc_messages')) }}

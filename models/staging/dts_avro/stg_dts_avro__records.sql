@@ -1,0 +1,1 @@
+{{ flatten_dts_avro(source('cdc_landing', 'raw_cdc_messages')) }}
