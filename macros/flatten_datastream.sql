@@ -138,10 +138,11 @@ final as (
         0 as record_index,
         -- change_type as written; without one, is_deleted decides; table-scan events are
         -- prefixed 'backfill:' so that seed cdc_op_codes maps them to snapshots
-        concat(
+        -- (null without a source_metadata object: nothing says what happened)
+        case when schema_of_variant(source_metadata) like 'OBJECT<%' then concat(
             if(is_backfill, 'backfill:', ''),
             coalesce(change_type, concat('is_deleted:', if(coalesce(is_deleted, false), 'true', 'false')))
-        ) as vendor_op,
+        ) end as vendor_op,
         coalesce(metadata_table, nullif(object_name, '')) as table_id,
         declared_keys as declared_key_columns,
         case when payload_is_removed_row then row_image end as before_image,
