@@ -256,7 +256,7 @@ DATASTREAM_BINLOG_SIZE = 1_000_000_000  # positions per binlog file: sequence ->
 
 def datastream_timestamp(time_ms: int) -> str:
     """Datastream JSON renders times as UTC without a zone, e.g. "2021-12-25T05:42:04.408"."""
-    moment = dt.datetime.fromtimestamp(time_ms / 1000, dt.timezone.utc)
+    moment = dt.datetime.fromtimestamp(time_ms / 1000, dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{time_ms % 1000:03d}"
 
 
@@ -268,7 +268,9 @@ def _datastream_event(
     else:
         log_file = f"mysql-bin.{1 + change.sequence // DATASTREAM_BINLOG_SIZE:06d}"
         position = change.sequence % DATASTREAM_BINLOG_SIZE
-    identity = f"{change.table_id}/{change.sequence}/{change_type}/{part}/{backfill}/{json.dumps(payload, sort_keys=True)}"
+    identity = (
+        f"{change.table_id}/{change.sequence}/{change_type}/{part}/{backfill}/{json.dumps(payload, sort_keys=True)}"
+    )
     return {
         "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, identity)),
         "read_timestamp": datastream_timestamp(change.time_ms + read_delay_ms),

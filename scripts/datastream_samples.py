@@ -114,7 +114,7 @@ AVRO_SCHEMA = {
 
 
 def _as_datetime(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc)
+    return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
 
 
 def write_avro(events: list[dict], path: Path) -> Path:

@@ -91,7 +91,11 @@ def expected_history() -> list[tuple]:
 
 
 def expected_current() -> list[tuple]:
-    return [(t, k, image) for t, k, _v, _f, _to, current, deleted, _op, image, _s, _e in expected_history() if current and not deleted]
+    return [
+        (t, k, image)
+        for t, k, _v, _f, _to, current, deleted, _op, image, _s, _e in expected_history()
+        if current and not deleted
+    ]
 
 
 def two_loads(seed: int = 3) -> tuple[list[dict], list[dict]]:
@@ -102,8 +106,8 @@ def two_loads(seed: int = 3) -> tuple[list[dict], list[dict]]:
     backfill = backfill_events()
     resent_backfill = dict(backfill[0], read_timestamp="2023-11-14T22:14:59.999")
     key_change = [event for event in cdc if event["source_metadata"]["change_type"] == "UPDATE-DELETE"]
-    first = cdc + [cdc[2]]
-    second = backfill + [resent_backfill] + key_change
+    first = [*cdc, cdc[2]]
+    second = [*backfill, resent_backfill, *key_change]
     rng = random.Random(seed)
     rng.shuffle(first)
     rng.shuffle(second)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from datastream_samples import write_avro
-from datastream_scenario import THIRDPARTY, TABLE, expected_current, expected_history, two_loads
+from datastream_scenario import TABLE, THIRDPARTY, expected_current, expected_history, two_loads
 
 DATASTREAM = THIRDPARTY
 EVENTS_IT = DATASTREAM / "DataStreamToSpannerEventsIT"
@@ -125,5 +125,8 @@ def test_generated_stream_and_google_files(project, tmp_path: Path) -> None:
         "where table_id = 'public.source_table'"
     ) == [("3q2+7w==",)]
     assert project.query("select table_id, quarantine_reason from {schema}.cdc_quarantine") == [
-        ("public.source_table", "no key: the message declares none, seed cdc_table_keys has none, no row locator column")
+        (
+            "public.source_table",
+            "no key: the message declares none, seed cdc_table_keys has none, no row locator column",
+        )
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import write_jsonl
-from datastream_scenario import THIRDPARTY, TABLE, expected_current, expected_history, two_loads
+from datastream_scenario import TABLE, THIRDPARTY, expected_current, expected_history, two_loads
 
 GOOGLE_JSON = THIRDPARTY / "FormatDatastreamJsonToJsonTest.inputs.jsonl"
 
@@ -33,8 +33,11 @@ def test_backfill_then_cdc_shuffled_with_duplicates(project, tmp_path: Path) -> 
     # EMPLOYEE_ID); the hand-written events whose key names are not in the payload
     # (replication_index "order_id" vs ORDER_ID, "id" vs ID) or that have no key are quarantined.
     assert [r for r in project.current() if r[0] != TABLE] == [
-        ("XE.HR.JOBS", '{"JOB_ID":"PR_REP"}', '{"JOB_ID":"PR_REP","JOB_TITLE":"Public Relations Representative",'
-         '"MAX_SALARY":10500,"MIN_SALARY":4500}'),
+        (
+            "XE.HR.JOBS",
+            '{"JOB_ID":"PR_REP"}',
+            '{"JOB_ID":"PR_REP","JOB_TITLE":"Public Relations Representative","MAX_SALARY":10500,"MIN_SALARY":4500}',
+        ),
         ("mydb.dbo.EMPLOYEES", '{"EMPLOYEE_ID":101}', '{"EMPLOYEE_ID":101,"FIRST_NAME":"John","LAST_NAME":"Doe"}'),
     ]
     assert sorted(project.query("select table_id, quarantine_reason from {schema}.cdc_quarantine")) == [
@@ -43,6 +46,6 @@ def test_backfill_then_cdc_shuffled_with_duplicates(project, tmp_path: Path) -> 
         ("mydb.dbo.ORDERS", 'key column absent from the row image: ["order_id"]'),
     ]
     # the backfill row is a snapshot ordered before the CDC changes newer than its read
-    assert project.query(
-        "select op, count(*) from {schema}.cdc_events where table_id = 'XE.HR.JOBS' group by op"
-    ) == [("snapshot", 1)]
+    assert project.query("select op, count(*) from {schema}.cdc_events where table_id = 'XE.HR.JOBS' group by op") == [
+        ("snapshot", 1)
+    ]
