@@ -1,0 +1,1 @@
+{{ flatten_datastream_json(source('cdc_landing', 'raw_cdc_messages')) }}
