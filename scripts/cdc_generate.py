@@ -460,6 +460,9 @@ CANAL_MYSQL_TYPES = {
     "DOUBLE": "double",
     "BOOLEAN": "tinyint(1)",
     "DATE": "datetime(3)",
+}
+
+
 DATASTREAM_STREAM = "projects/demo/locations/us-central1/streams/mysql-stream"
 DATASTREAM_BINLOG_SIZE = 1_000_000_000  # positions per binlog file: sequence -> (file number, position)
 
@@ -531,8 +534,6 @@ def datastream_json(change: Change, backfill: bool = False) -> list[dict]:
     if change.kind == "truncate":
         raise ValueError("Datastream has no truncate event")
     raise ValueError(f"unknown change kind {change.kind!r}")
-
-
 
 
 def _canal_text(name: str, value: object) -> str | None:

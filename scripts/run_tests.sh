@@ -17,7 +17,8 @@ echo "== sqlfluff (dbt templater, sparksql)"
 echo "== pytest"
 unset CDC_SPARK_HOME
 set +e
-"$PYTHON" -m pytest "$@"
+# two workers (one per core), each with its own Spark; a module's tests stay on one worker
+"$PYTHON" -m pytest -n 2 --dist loadfile "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -28,6 +28,9 @@ def pytest_configure(config: pytest.Config) -> None:
     artifacts = PROJECT_ROOT / "artifacts"
     artifacts.mkdir(exist_ok=True)
     os.environ.setdefault("CDC_SPARK_HOME", str(artifacts / f"spark-{os.getpid()}"))
+    # each pytest-xdist worker runs its own Spark and dbt: its own metastore, target and logs
+    os.environ.setdefault("DBT_TARGET_PATH", str(artifacts / f"target-{os.getpid()}"))
+    os.environ.setdefault("DBT_LOG_PATH", str(artifacts / f"logs-{os.getpid()}"))
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "4")
     os.environ["CDC_TARGET"] = "local"
     os.chdir(PROJECT_ROOT)
@@ -55,8 +58,11 @@ class Project:
         result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
         assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
 
-    def build(self, *args: str) -> None:
-        self.dbt("build", *args)
+    def build(self, *args: str, tests: bool = True) -> None:
+        """dbt build; with tests=False only seeds and models (the data and unit tests run once, at
+        the end of a scenario, to keep the suite fast)."""
+        skip = [] if tests else ["--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"]
+        self.dbt("build", *args, *skip)
 
     def query(self, sql: str) -> list[tuple]:
         self._env()

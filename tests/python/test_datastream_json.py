@@ -15,7 +15,7 @@ def test_backfill_then_cdc_shuffled_with_duplicates(project, tmp_path: Path) -> 
     loads each followed by a build: the exact history; Google's JSON test events beside it."""
     first, second = two_loads()
     project.land("datastream_json", write_jsonl(tmp_path / "load1.jsonl", first), GOOGLE_JSON)
-    project.build()
+    project.build(tests=False)
     # after the first load only CDC has arrived
     assert [key for _t, key, _r in project.current() if _t == TABLE] == [
         '{"id":1}',

@@ -56,7 +56,7 @@ def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
     first = messages[:6]
     second = messages[6:] + [m for m in first if '"op"' in m][:2]  # duplicates in the second load
     project.land("debezium_json", write_jsonl(tmp_path / "load1.jsonl", first))
-    project.build()
+    project.build(tests=False)
     project.land("debezium_json", write_jsonl(tmp_path / "load2.jsonl", second))
     # a schema-drifted update (extra column) of Debezium's own serde fixtures
     project.land("debezium_json", SERDE / "serde-unknown-property.json")
@@ -106,7 +106,7 @@ def test_third_party_fixtures(project) -> None:
     """Debezium's serde fixtures, Paimon's schema-evolution batches and Flink's schema-exclude stream."""
     project.land("debezium_json", SERDE / "serde-with-schema.json", SERDE / "serde-without-schema.json")
     project.land("debezium_json", PAIMON / "debezium-data-1.txt", PAIMON / "debezium-data-2.txt")
-    project.build()
+    project.build(tests=False)
     # SerdeTest: after == (1004, Anne, Kretchmar, annek@noanswer.org), op c; with and without schema: one row
     assert project.query(
         "select op, to_json(after_image) from {schema}.cdc_events where table_id = 'inventory.customers'"

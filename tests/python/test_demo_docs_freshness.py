@@ -23,8 +23,14 @@ from load_raw import project_formats
 SAMPLES = PROJECT_ROOT / "sample_data"
 ARTIFACTS = PROJECT_ROOT / "artifacts"
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -42,9 +48,7 @@ def samples_project() -> Project:
 
 def test_every_format_lands_and_builds(samples_project: Project) -> None:
     ledger = dict(
-        samples_project.query(
-            "select source_format, sum(messages_landed) from {schema}.cdc_load_batches group by 1"
-        )
+        samples_project.query("select source_format, sum(messages_landed) from {schema}.cdc_load_batches group by 1")
     )
     assert set(ledger) == set(project_formats())
     formats_with_rows = {
@@ -83,9 +87,23 @@ def test_docs_site_in_headless_chromium(samples_project: Project, tmp_path: Path
     samples_project.dbt("docs", "generate")
     port = _free_port()
     server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "dbt"), "docs", "serve", "--port", str(port), "--host", "127.0.0.1",
-         "--no-browser", "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)],
-        cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            str(Path(sys.executable).parent / "dbt"),
+            "docs",
+            "serve",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--no-browser",
+            "--profiles-dir",
+            "profiles",
+            "--project-dir",
+            str(PROJECT_ROOT),
+        ],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         site = f"http://127.0.0.1:{port}"
@@ -99,8 +117,13 @@ def test_docs_site_in_headless_chromium(samples_project: Project, tmp_path: Path
             pytest.fail("dbt docs serve did not answer")
 
         # the lineage runs from the landing table to the typed tables
-        typed = [node for node in manifest["nodes"] if node.startswith("model.cdc.") and node.endswith("_current")
-                 and "/typed/" in manifest["nodes"][node]["original_file_path"]]
+        typed = [
+            node
+            for node in manifest["nodes"]
+            if node.startswith("model.cdc.")
+            and node.endswith("_current")
+            and "/typed/" in manifest["nodes"][node]["original_file_path"]
+        ]
         assert typed, "no typed table in the project"
         ancestors, frontier = set(), [typed[0]]
         while frontier:
@@ -112,17 +135,26 @@ def test_docs_site_in_headless_chromium(samples_project: Project, tmp_path: Path
         assert "source.cdc.cdc_landing.raw_cdc_messages" in ancestors
         assert "model.cdc.cdc_history" in ancestors
 
-        browser = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                   "--virtual-time-budget=20000", "--window-size=1600,1000"]
-        dom = subprocess.run([*browser, "--dump-dom", f"{site}/#!/overview"],
-                             capture_output=True, text=True, timeout=120).stdout
+        browser = [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=20000",
+            "--window-size=1600,1000",
+        ]
+        dom = subprocess.run(
+            [*browser, "--dump-dom", f"{site}/#!/overview"], capture_output=True, text=True, timeout=120
+        ).stdout
         for model in ("cdc_history", "cdc_current", "cdc_events", typed[0].split(".")[-1]):
             assert model in dom, f"{model} not listed on the docs site"
         ARTIFACTS.mkdir(exist_ok=True)
         screenshot = ARTIFACTS / "docs-lineage.png"
         screenshot.unlink(missing_ok=True)
-        subprocess.run([*browser, f"--screenshot={screenshot}", f"{site}/#!/model/{typed[0]}?g_v=1"],
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [*browser, f"--screenshot={screenshot}", f"{site}/#!/model/{typed[0]}?g_v=1"],
+            capture_output=True,
+            timeout=120,
+        )
         assert screenshot.exists() and screenshot.stat().st_size > 10_000
     finally:
         server.terminate()
