@@ -27,10 +27,13 @@ from load_raw import land  # noqa: E402
 def pytest_configure(config: pytest.Config) -> None:
     artifacts = PROJECT_ROOT / "artifacts"
     artifacts.mkdir(exist_ok=True)
-    os.environ.setdefault("CDC_SPARK_HOME", str(artifacts / f"spark-{os.getpid()}"))
-    # each pytest-xdist worker runs its own Spark and dbt: its own metastore, target and logs
-    os.environ.setdefault("DBT_TARGET_PATH", str(artifacts / f"target-{os.getpid()}"))
-    os.environ.setdefault("DBT_LOG_PATH", str(artifacts / f"logs-{os.getpid()}"))
+    # each process that runs tests (each pytest-xdist worker) has its own Spark warehouse and
+    # metastore, dbt target and logs; the workers inherit the controller's environment, so the
+    # worker id is part of every path
+    worker = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
+    os.environ["CDC_SPARK_HOME"] = str(artifacts / f"spark-{worker}")
+    os.environ["DBT_TARGET_PATH"] = str(artifacts / f"target-{worker}")
+    os.environ["DBT_LOG_PATH"] = str(artifacts / f"logs-{worker}")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "4")
     os.environ["CDC_TARGET"] = "local"
     os.chdir(PROJECT_ROOT)
