@@ -286,8 +286,10 @@ def cdl_json(change: Change) -> list[dict]:
     if change.kind == "heartbeat":
         payload = {"DATA_STORE": "POSTGRESQL", "TIMESTAMP": change.time_ms, "message_version": "1.0"}
         payload |= {"message_type": "1", "HEARTBEAT_IDENTIFIER": "279fb050-0143-45c1-b184-50bc48c2461c"}
+    elif change.kind == "truncate":
+        raise ValueError("CDL JSON has no truncate message")
     elif operation is None:
-        return []  # CDL JSON has no DDL, truncate or transaction messages
+        return []  # CDL JSON has no DDL or transaction messages
     image_fields = _kafka_connect_fields(change.after or change.before)
     schema = {
         "type": "struct",
@@ -632,6 +634,9 @@ def dts_avro(change: Change) -> list[dict]:
         "commit": "COMMIT",
     }[change.kind]
     image = change.after if change.after is not None else change.before
+    # one field list describes both images (DTS writes every column in each), so an image that
+    # lacks a column another has (added by DDL in between) carries it as null
+    names = list(dict.fromkeys([*(change.after or {}), *(change.before or {})]))
     record: dict = {
         "version": 0,
         "id": change.sequence,
@@ -644,11 +649,11 @@ def dts_avro(change: Change) -> list[dict]:
         "objectName": change.table_id,
         "processTimestamps": None,
         "tags": {"pk_uk_info": json.dumps({"PRIMARY": list(change.key_columns)})} if image else {},
-        "fields": [{"name": n, "dataTypeNumber": DTS_TYPE_NUMBERS[COLUMN_TYPES.get(n, "STRING")]} for n in image]
+        "fields": [{"name": n, "dataTypeNumber": DTS_TYPE_NUMBERS[COLUMN_TYPES.get(n, "STRING")]} for n in names]
         if image
         else None,
-        "beforeImages": [_dts_value(n, v) for n, v in change.before.items()] if change.before else None,
-        "afterImages": [_dts_value(n, v) for n, v in change.after.items()] if change.after else None,
+        "beforeImages": [_dts_value(n, change.before.get(n)) for n in names] if change.before else None,
+        "afterImages": [_dts_value(n, change.after.get(n)) for n in names] if change.after else None,
         "bornTimestamp": change.time_ms,
     }
     if change.kind in ("ddl", "truncate"):
@@ -697,6 +702,10 @@ ENCODERS: dict[str, Callable[[Change], list[dict | None]]] = {
     "dts_avro": dts_avro,
     "datastream_json": datastream_json,
 }
+
+
+# the formats whose streams cannot carry a truncate: scenarios for them must not contain one
+CANNOT_TRUNCATE = frozenset({"datahub_tuple", "cdl_json", "datastream_json"})
 
 
 def messages(changes: list[Change], source_format: str) -> Iterator[dict | None]:

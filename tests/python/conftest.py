@@ -61,10 +61,12 @@ class Project:
         result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
         assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
 
-    def build(self, *args: str, tests: bool = True) -> None:
-        """dbt build; with tests=False only seeds and models (the data and unit tests run once, at
-        the end of a scenario, to keep the suite fast)."""
-        skip = [] if tests else ["--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"]
+    def build(self, *args: str, tests: bool = True, unit_tests: bool = False) -> None:
+        """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they
+        run once, at the end of a scenario). The unit tests do not depend on landed data: they run
+        in the one build that asks for them (the samples build of test_demo_docs_freshness)."""
+        skip = [] if tests else ["--exclude-resource-type", "test"]
+        skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
         self.dbt("build", *args, *skip)
 
     def query(self, sql: str) -> list[tuple]:

@@ -205,7 +205,16 @@ def test_semantics(project, tmp_path: Path) -> None:
         },
         "key absent": {
             "schema": {"primaryKey": ["id"], "source": {"dbName": "d", "tableName": "t"}},
-            "payload": {"op": "INSERT", "sequenceId": "5", "after": {"dataColumn": {"other": 1}}},
+            "payload": {
+                "op": "INSERT",
+                "sequenceId": "5",
+                "timestamp": {"eventTime": 1600000000000},
+                "after": {"dataColumn": {"other": 1}},
+            },
+        },
+        "no commit time": {
+            "schema": {"primaryKey": ["id"], "source": {"dbName": "d", "tableName": "t"}},
+            "payload": {"op": "INSERT", "sequenceId": "6", "after": {"dataColumn": {"id": 1}}},
         },
     }
     messages += list(bad.values())
@@ -243,6 +252,7 @@ def test_semantics(project, tmp_path: Path) -> None:
             'unknown operation {"op":"UPSERT"}',
             "no table in the message",
             "no sequence in the message",
+            "no commit time in the message",
             'key column absent from the row image: ["id"]',
         ]
     )

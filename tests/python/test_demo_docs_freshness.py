@@ -42,7 +42,7 @@ def samples_project() -> Project:
     for source_format in project_formats():
         assert (SAMPLES / source_format).is_dir(), f"no sample messages for {source_format}"
         project.land(source_format, SAMPLES / source_format)
-    project.build()
+    project.build(unit_tests=True)  # what a user runs: everything, unit tests included
     return project
 
 
