@@ -6,7 +6,7 @@
     of the new one; every other record keeps its own row.
 #}
 with unioned as (
-    {% for source_format in var('cdc_formats') %}
+    {% for source_format in cdc_landed_formats() %}
         select * from {{ ref('stg_' ~ source_format ~ '__records') }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
