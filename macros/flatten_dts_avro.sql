@@ -5,8 +5,9 @@
     columns; `beforeImages` / `afterImages` hold one union value per field, in field order,
     typed per branch (Integer, Decimal, Float, Timestamp, DateTime, Character, TextObject,
     BinaryObject, ...) through var cdc_formats.dts_avro.value_types. A DDL's statement is
-    the string in `afterImages`. Key: tags.pk_uk_info PRIMARY. Ordering: sourcePosition
-    (MySQL `offset@file`: file, then offset), then `id`.
+    the string in `afterImages`; a DDL that is a TRUNCATE statement is a truncate. Key:
+    tags.pk_uk_info PRIMARY. Ordering: sourcePosition (MySQL `offset@file`: file, then
+    offset), then `id`.
 #}
 {% macro flatten_dts_avro(relation) %}
     {{ return(adapter.dispatch('flatten_dts_avro', 'cdc')(relation)) }}
@@ -33,7 +34,15 @@ with landed as (
 fields as (
     select
         landed.*,
-        try_variant_get(message, '$.operation', 'string') as vendor_op,
+        -- DTS has no truncate operation: a truncate arrives as DDL with its statement
+        -- (seed cdc_op_codes: dts_avro TRUNCATE), and must end the table's live rows
+        case
+            when
+                try_variant_get(message, '$.operation', 'string') = 'DDL'
+                and try_variant_get(message, '$.afterImages', 'string') rlike '^(?i)\\s*truncate\\s'
+                then 'TRUNCATE'
+            else try_variant_get(message, '$.operation', 'string')
+        end as vendor_op,
         try_variant_get(message, '$.objectName', 'string') as object_name,
         try_variant_get(message, '$.id', 'string') as id_text,
         try_variant_get(message, '$.sourceTimestamp', 'bigint') as source_seconds,
@@ -119,7 +128,7 @@ final as (
             when born_millis > 0 then timestamp_millis(born_millis)
             else timestamp_seconds(source_seconds)
         end as commit_ts,
-        case when vendor_op = 'DDL' then after_text end as ddl_text,
+        case when vendor_op in ('DDL', 'TRUNCATE') then after_text end as ddl_text,
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'

@@ -661,34 +661,46 @@ def dts_avro(change: Change) -> list[dict]:
     return [record]
 
 
-def write_dts_avro(records: list[dict], path: Path, container: bool = False, legacy_writer: bool = False) -> Path:
-    """Write DTS Record datums as base64 lines (one datum per line) or an Avro container file.
-
-    `legacy_writer`: encode with the Java SDK's older Record schema (no bornTimestamp).
-    The schemas are read from the vendor files named in dbt_project.yml, never copied."""
-    import base64
-    import io
-
-    import fastavro
+def _dts_schema(legacy_writer: bool = False):
+    """The DTS Record schema, read from the vendor files named in dbt_project.yml, never copied."""
     import yaml
     from cdc_avro import load_schema
 
     settings = yaml.safe_load((Path(__file__).resolve().parents[1] / "dbt_project.yml").read_text())["vars"][
         "cdc_formats"
     ]["dts_avro"]
-    schema = load_schema(settings["avro_writer_schemas"][0] if legacy_writer else settings["avro_schema"])
-    if legacy_writer:
-        records = [{k: v for k, v in record.items() if k != "bornTimestamp"} for record in records]
+    return load_schema(settings["avro_writer_schemas"][0] if legacy_writer else settings["avro_schema"])
+
+
+def dts_avro_lines(records: list[dict], legacy_writer: bool = False) -> list[str]:
+    """DTS Record datums as base64 text, one datum a line (the carrier DTS consumers often log).
+
+    `legacy_writer`: encode with the Java SDK's older Record schema (no bornTimestamp)."""
+    import base64
+    import io
+
+    import fastavro
+
+    schema = _dts_schema(legacy_writer)
+    lines = []
+    for record in records:
+        buffer = io.BytesIO()
+        written = {k: v for k, v in record.items() if k != "bornTimestamp"} if legacy_writer else record
+        fastavro.schemaless_writer(buffer, schema, written)
+        lines.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
+    return lines
+
+
+def write_dts_avro(records: list[dict], path: Path, container: bool = False, legacy_writer: bool = False) -> Path:
+    """Write DTS Record datums as base64 lines (`dts_avro_lines`) or as an Avro container file."""
+    import fastavro
+
     path.parent.mkdir(parents=True, exist_ok=True)
     if container:
         with path.open("wb") as handle:
-            fastavro.writer(handle, schema, records)
+            fastavro.writer(handle, _dts_schema(), records)
         return path
-    with path.open("w", encoding="ascii") as handle:
-        for record in records:
-            buffer = io.BytesIO()
-            fastavro.schemaless_writer(buffer, schema, record)
-            handle.write(base64.b64encode(buffer.getvalue()).decode("ascii") + "\n")
+    path.write_text("".join(line + "\n" for line in dts_avro_lines(records, legacy_writer)), encoding="ascii")
     return path
 
 
@@ -714,6 +726,15 @@ def messages(changes: list[Change], source_format: str) -> Iterator[dict | None]
         yield from encoder(change)
 
 
+def message_lines(changes: list[Change], source_format: str) -> list[str]:
+    """Each message as one line of its carrier: JSON text, or a base64 Avro datum for dts_avro."""
+    if source_format == "dts_avro":
+        return dts_avro_lines(list(messages(changes, source_format)))
+    return [
+        json.dumps(message, ensure_ascii=False, separators=(",", ":")) for message in messages(changes, source_format)
+    ]
+
+
 def write_stream(
     changes: list[Change],
     source_format: str,
@@ -725,12 +746,13 @@ def write_stream(
 ) -> list[Path]:
     """Write the scenario's messages into `files` JSON-lines files, shuffled and with duplicates."""
     rng = random.Random(seed)
-    rendered = [json.dumps(message, ensure_ascii=False) for message in messages(changes, source_format)]
+    rendered = message_lines(changes, source_format)
     rendered += [text for text in rendered if rng.random() < duplicate_share]
     if shuffle:
         rng.shuffle(rendered)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{source_format}-{seed}-{number:03d}.jsonl" for number in range(files)]
+    suffix = "txt" if source_format == "dts_avro" else "jsonl"
+    paths = [out_dir / f"{source_format}-{seed}-{number:03d}.{suffix}" for number in range(files)]
     handles = [path.open("w", encoding="utf-8") for path in paths]
     try:
         for number, text in enumerate(rendered):

@@ -1,6 +1,7 @@
 """Scaffold a typed table from what has been landed (like dbt-codegen's base models).
 
     python scripts/scaffold_typed_table.py shop.orders [--name orders] [--key-columns id]
+                                                       [--project-dir DIR]
 
 For the source table `table_id` (as cdc_history names it) this writes:
   - one line in dbt_project.yml, var cdc_typed_tables:  `orders: {table_id: shop.orders}`
@@ -26,9 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cdc_connection import PROJECT_ROOT, connect
 
 log = logging.getLogger("scaffold_typed_table")
-TYPED_DIR = PROJECT_ROOT / "models" / "marts" / "typed"
-TYPED_YAML = TYPED_DIR / "_typed__models.yml"
-PROJECT_FILE = PROJECT_ROOT / "dbt_project.yml"
+TYPED_DIR = Path("models") / "marts" / "typed"
+TYPED_YAML = "_typed__models.yml"
 VAR_LINE = "  cdc_typed_tables:"
 HEADER = "# Typed per-table models. Written by scripts/scaffold_typed_table.py; edit descriptions freely.\n"
 
@@ -78,8 +78,9 @@ def discover(table_id: str, target: str | None) -> tuple[list[tuple[str, str]], 
     return [(name, data_type.lower()) for name, data_type in columns], key_columns, sample[0][1]
 
 
-def add_config_line(name: str, table_id: str, key_columns: list[str] | None) -> None:
-    text = PROJECT_FILE.read_text()
+def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: list[str] | None) -> None:
+    project_file = project_dir / "dbt_project.yml"
+    text = project_file.read_text()
     entry = {"table_id": table_id}
     if key_columns:
         entry["key_columns"] = key_columns
@@ -93,7 +94,7 @@ def add_config_line(name: str, table_id: str, key_columns: list[str] | None) -> 
         raise SystemExit(f"dbt_project.yml has no `{VAR_LINE.strip()}` var to add {name} to")
     start = text.index(VAR_LINE) + len(VAR_LINE) + 1
     text = text[:start] + line + text[start:]
-    PROJECT_FILE.write_text(text)
+    project_file.write_text(text)
 
 
 def column_entries(columns: list[tuple[str, str]], scd: list[tuple[str, str, str]], table_id: str) -> list[dict]:
@@ -106,12 +107,19 @@ def column_entries(columns: list[tuple[str, str]], scd: list[tuple[str, str, str
 
 
 def write_models(
-    name: str, table_id: str, columns: list[tuple[str, str]], key_columns: list[str], source_format: str
+    project_dir: Path,
+    name: str,
+    table_id: str,
+    columns: list[tuple[str, str]],
+    key_columns: list[str],
+    source_format: str,
 ) -> None:
-    TYPED_DIR.mkdir(parents=True, exist_ok=True)
-    (TYPED_DIR / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
-    (TYPED_DIR / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
-    document = yaml.safe_load(TYPED_YAML.read_text()) if TYPED_YAML.exists() else None
+    typed_dir = project_dir / TYPED_DIR
+    typed_dir.mkdir(parents=True, exist_ok=True)
+    (typed_dir / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
+    (typed_dir / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
+    typed_yaml = typed_dir / TYPED_YAML
+    document = yaml.safe_load(typed_yaml.read_text()) if typed_yaml.exists() else None
     document = document or {"version": 2, "models": []}
     document["models"] = [m for m in document["models"] if m["name"] not in (f"{name}_history", f"{name}_current")]
     document["models"] += [
@@ -132,7 +140,7 @@ def write_models(
             "columns": column_entries(columns, SCD_CURRENT_COLUMNS, table_id),
         },
     ]
-    TYPED_YAML.write_text(HEADER + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=110))
+    typed_yaml.write_text(HEADER + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=110))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", help="model name prefix (default: table_id made an identifier)")
     parser.add_argument("--key-columns", help="comma-separated key override (default: the key the messages carry)")
     parser.add_argument("--target", help="dbt target to read cdc_history from (default: the profile's)")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_ROOT, help="dbt project to write into")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     name = args.name or default_name(args.table_id)
@@ -148,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--name {name!r} must be a lower-case identifier")
     columns, key_columns, source_format = discover(args.table_id, args.target)
     override = [c.strip() for c in args.key_columns.split(",")] if args.key_columns else None
-    add_config_line(name, args.table_id, override)
-    write_models(name, args.table_id, columns, override or key_columns, source_format)
+    add_config_line(args.project_dir, name, args.table_id, override)
+    write_models(args.project_dir, name, args.table_id, columns, override or key_columns, source_format)
     log.info(
         "wrote %s_history and %s_current (%d columns); now: dbt build --profiles-dir profiles "
         "--select +%s_history +%s_current",

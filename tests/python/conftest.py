@@ -54,12 +54,14 @@ class Project:
         self._env()
         return land(source_format, [str(path) for path in paths], self.target)
 
-    def dbt(self, *args: str) -> None:
+    def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT):
+        """Run dbt in this project's schema; fails the test unless dbt succeeds. Returns dbt's result."""
         from dbt.cli.main import dbtRunner
 
         self._env()
-        result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
+        result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(project_dir)])
         assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
+        return result
 
     def build(self, *args: str, tests: bool = True, unit_tests: bool = False) -> None:
         """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they

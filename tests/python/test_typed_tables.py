@@ -1,0 +1,105 @@
+"""Typed per-table models: scaffolded from what was landed, real columns and types, tested.
+
+The scaffold writes into a copy of the project (never into this checkout), as a user would
+run it in theirs: one configuration line, two one-line model files, their YAML with tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import yaml
+from cdc_generate import Change, dataworks_json
+from conftest import PROJECT_ROOT, write_jsonl
+from scaffold_typed_table import main as scaffold
+
+
+def change(kind: str, sequence: int, before=None, after=None, ddl=None) -> Change:
+    return Change(kind, "shop", "orders", sequence, 1_600_000_000_000 + sequence * 1000, ("id",), before, after, ddl)
+
+
+def copy_project(destination: Path) -> Path:
+    destination.mkdir(parents=True)
+    for name in ("dbt_project.yml", "models", "macros", "seeds"):
+        source = PROJECT_ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, destination / name)
+        else:
+            shutil.copy(source, destination / name)
+    shutil.copytree(PROJECT_ROOT / "tests" / "generic", destination / "tests" / "generic")
+    return destination
+
+
+def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
+    first = {"id": 1, "name": "a", "amount": 1.5, "active": True, "updated": 1_600_000_000_123}
+    second = {"id": 2, "name": "b", "amount": 2.0, "active": False, "updated": 1_600_000_001_000}
+    changes = [
+        change("insert", 1, after=first),
+        change("insert", 2, after=second),
+        # a column added by DDL exists from the version that carries it on
+        change("ddl", 3, ddl="alter table orders add column `note; drop` text"),
+        change("update", 4, before=first, after=first | {"amount": 3.25, "note; drop": "added"}),
+        change("delete", 5, before=second),
+    ]
+    project.land(
+        "dataworks_json", write_jsonl(tmp_path / "orders.jsonl", [m for c in changes for m in dataworks_json(c)])
+    )
+    project.build(tests=False)
+
+    copy = copy_project(tmp_path / "project")
+    project._env()
+    assert scaffold(["shop.orders", "--project-dir", str(copy)]) == 0
+
+    # one configuration line, two one-line models, their YAML with the key tests
+    config = yaml.safe_load((copy / "dbt_project.yml").read_text())["vars"]["cdc_typed_tables"]
+    assert config["shop_orders"] == {"table_id": "shop.orders"}
+    typed = copy / "models" / "marts" / "typed"
+    assert (typed / "shop_orders_history.sql").read_text() == "{{ cdc_typed_history('shop_orders') }}\n"
+    assert (typed / "shop_orders_current.sql").read_text() == "{{ cdc_typed_current('shop_orders') }}\n"
+    models = {m["name"]: m for m in yaml.safe_load((typed / "_typed__models.yml").read_text())["models"]}
+    history_tests = models["shop_orders_history"]["data_tests"]
+    assert {"unique_combination": {"arguments": {"columns": ["id", "version_number"]}}} in history_tests
+    assert models["shop_orders_current"]["data_tests"] == [{"unique_combination": {"arguments": {"columns": ["id"]}}}]
+    types = {c["name"]: c["data_type"] for c in models["shop_orders_history"]["columns"]}
+    assert {k: types[k] for k in ("id", "name", "amount", "active", "updated", "note; drop")} == {
+        "id": "bigint",
+        "name": "string",
+        "amount": "double",
+        "active": "boolean",
+        "updated": "timestamp",
+        "note; drop": "string",
+    }
+    assert all(c.get("description") for m in models.values() for c in m["columns"])
+
+    result = project.dbt(
+        "build",
+        "--select",
+        "shop_orders_history",
+        "shop_orders_current",
+        "--target-path",
+        str(tmp_path / "target"),
+        project_dir=copy,
+    )
+    ran = Counter(str(r.node.resource_type) for r in result.result.results)
+    assert ran == {"model": 2, "test": 3}
+
+    history = project.query(
+        "select id, version_number, is_deleted, amount, `note; drop`, updated from {schema}.shop_orders_history "
+        "order by id, version_number"
+    )
+    assert history == [
+        (1, 1, False, 1.5, None, dt.datetime(2020, 9, 13, 12, 26, 40, 123000)),
+        (1, 2, False, 3.25, "added", dt.datetime(2020, 9, 13, 12, 26, 40, 123000)),
+        (2, 1, False, 2.0, None, dt.datetime(2020, 9, 13, 12, 26, 41)),
+        (2, 2, True, 2.0, None, dt.datetime(2020, 9, 13, 12, 26, 41)),
+    ]
+    assert project.query("select id, name, active, `note; drop` from {schema}.shop_orders_current") == [
+        (1, "a", True, "added")
+    ]
+    described = dict(
+        (name, data_type) for name, data_type, *_ in project.query("describe {schema}.shop_orders_current")
+    )
+    assert described["id"] == "bigint" and described["updated"] == "timestamp" and described["active"] == "boolean"
