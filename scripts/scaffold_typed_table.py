@@ -75,7 +75,9 @@ def discover(table_id: str, target: str | None) -> tuple[list[tuple[str, str]], 
         f"group by key_json limit 1"
     )
     key_columns = list(json.loads(sample[0][0]))
-    return [(name, data_type.lower()) for name, data_type in columns], key_columns, sample[0][1]
+    # a column that was null in every row so far has no type yet (VOID): keep it as text
+    types = [(name, "string" if data_type.lower() == "void" else data_type.lower()) for name, data_type in columns]
+    return types, key_columns, sample[0][1]
 
 
 def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: list[str] | None) -> None:

@@ -1,8 +1,16 @@
+{%- set record_columns = [
+    'message_id', 'load_batch_id', 'source_format', 'record_index', 'record_kind', 'vendor_op',
+    'op', 'table_id', 'key_json', 'before_image', 'after_image', 'after_image_is_partial',
+    'column_types', 'sequence_key', 'commit_ts', 'ddl_text', 'is_key_change',
+    'quarantine_reason', 'record_fingerprint', 'record_partition',
+] -%}
 {{
     config(
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['record_partition'],
+        pre_hook='{{ cdc_cache_new_records() }}',
+        post_hook='drop view if exists {{ cdc_new_records_view() }}',
     )
 }}
 {#
@@ -13,21 +21,15 @@
     Records a failed run left behind for the same batches are replaced, so re-running
     is exact.
 #}
-{%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
-{%- set record_columns = [
-    'message_id', 'load_batch_id', 'source_format', 'record_index', 'record_kind', 'vendor_op',
-    'op', 'table_id', 'key_json', 'before_image', 'after_image', 'after_image_is_partial',
-    'column_types', 'sequence_key', 'commit_ts', 'ddl_text', 'is_key_change',
-    'quarantine_reason', 'record_fingerprint', 'record_partition',
-] -%}
-with new_records as (
-    select {{ record_columns | join(', ') }}
-    from {{ ref('int_cdc_records_unioned') }}
-    where load_batch_id > {{ watermark }}
-)
-
 {% if is_incremental() %}
-    , earlier_records as (
+    {%- set watermark = cdc_batch_watermark() -%}
+    -- the new records, parsed once by the pre-hook (cdc_cache_new_records)
+    with new_records as (
+        select {{ record_columns | join(', ') }}
+        from {{ cdc_new_records_view() }}
+    ),
+
+    earlier_records as (
         select {{ record_columns | join(', ') }}
         from {{ this }}
         where load_batch_id <= {{ watermark }}
@@ -38,5 +40,6 @@ with new_records as (
     union all
     select * from earlier_records
 {% else %}
-    select * from new_records
+    select {{ record_columns | join(', ') }}
+    from {{ ref('int_cdc_records_unioned') }}
 {% endif %}

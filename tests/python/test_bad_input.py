@@ -96,9 +96,9 @@ def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) ->
     files = [
         write_jsonl(
             tmp_path / "in" / f"part-{number:02d}.jsonl",
-            [{"payload": {"op": "MHEARTBEAT", "n": number * 1000 + i}} for i in range(2000)],
+            [{"payload": {"op": "MHEARTBEAT", "n": number * 1000 + i}} for i in range(1000)],
         )
-        for number in range(24)
+        for number in range(12)
     ]
     environment = dict(os.environ, CDC_SPARK_HOME=str(tmp_path / "spark"), CDC_SCHEMA="killed", CDC_TARGET="local")
     command = [
@@ -107,7 +107,7 @@ def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) ->
         "--format",
         "dataworks_json",
         "--max-batch-messages",
-        "4000",
+        "2000",
         str(tmp_path / "in"),
     ]
     loader = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
@@ -138,4 +138,4 @@ def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) ->
         text=True,
         cwd=PROJECT_ROOT,
     )
-    assert count.stdout.strip().splitlines()[-1] == str((len(files) * 2000, len(files) * 2000, len(files)))
+    assert count.stdout.strip().splitlines()[-1] == str((len(files) * 1000, len(files) * 1000, len(files)))

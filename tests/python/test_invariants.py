@@ -58,7 +58,7 @@ def test_any_order_any_split_same_history(new_project, tmp_path: Path) -> None:
             for load, path in enumerate(shuffled_loads):
                 varied.setdefault((source_format, load), []).append(path)
         reference.land(source_format, *ordered[source_format])
-    reference.build()
+    reference.build(tests=False)  # the data tests run on the split project's last build
 
     # the replay in Python agrees with the SQL models; a source may name more than database and
     # table (Debezium's PostgreSQL connector: db.schema.table), the scenario's database is next to last
