@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
 from cdc_connection import PROJECT_ROOT, connect
-from cdc_generate import ENCODERS, Scenario, message_lines
+from cdc_generate import CONTAINER_FORMATS, ENCODERS, Scenario, message_lines
 from load_raw import land
 
 log = logging.getLogger("bench")
@@ -173,7 +173,7 @@ def anchor_auto_cdc(spark, schema: str, work: Path) -> Step:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--format", default="dataworks_json", choices=sorted(ENCODERS))
+    parser.add_argument("--format", default="dataworks_json", choices=sorted(set(ENCODERS) - CONTAINER_FORMATS))
     parser.add_argument("--events", type=int, default=2_000_000, help="source changes in the full load")
     parser.add_argument("--keys", type=int, default=200_000, help="distinct keys over all tables")
     parser.add_argument("--tables", type=int, default=10)

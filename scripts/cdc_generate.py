@@ -713,11 +713,14 @@ ENCODERS: dict[str, Callable[[Change], list[dict | None]]] = {
     "canal_json": canal_json,
     "dts_avro": dts_avro,
     "datastream_json": datastream_json,
+    "datastream_avro": datastream_json,  # the same events, written as Avro container files
 }
 
 
 # the formats whose streams cannot carry a truncate: scenarios for them must not contain one
-CANNOT_TRUNCATE = frozenset({"datahub_tuple", "cdl_json", "datastream_json"})
+CANNOT_TRUNCATE = frozenset({"datahub_tuple", "cdl_json", "datastream_json", "datastream_avro"})
+# the formats whose files are binary containers, not lines of text
+CONTAINER_FORMATS = frozenset({"datastream_avro"})
 
 
 def messages(changes: list[Change], source_format: str) -> Iterator[dict | None]:
@@ -728,6 +731,8 @@ def messages(changes: list[Change], source_format: str) -> Iterator[dict | None]
 
 def message_lines(changes: list[Change], source_format: str) -> list[str]:
     """Each message as one line of its carrier: JSON text, or a base64 Avro datum for dts_avro."""
+    if source_format in CONTAINER_FORMATS:
+        raise ValueError(f"{source_format} is written as container files, not lines: use write_stream")
     if source_format == "dts_avro":
         return dts_avro_lines(list(messages(changes, source_format)))
     return [
@@ -746,6 +751,15 @@ def write_stream(
 ) -> list[Path]:
     """Write the scenario's messages into `files` JSON-lines files, shuffled and with duplicates."""
     rng = random.Random(seed)
+    if source_format in CONTAINER_FORMATS:
+        from datastream_samples import write_avro
+
+        events = list(messages(changes, source_format))
+        events += [event for event in events if rng.random() < duplicate_share]
+        if shuffle:
+            rng.shuffle(events)
+        paths = [out_dir / f"{source_format}-{seed}-{number:03d}.avro" for number in range(files)]
+        return [write_avro(events[number::files], path) for number, path in enumerate(paths)]
     rendered = message_lines(changes, source_format)
     rendered += [text for text in rendered if rng.random() < duplicate_share]
     if shuffle:

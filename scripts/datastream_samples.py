@@ -117,8 +117,36 @@ def _as_datetime(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
 
 
+def _payload_schema(events: list[dict]) -> dict:
+    """The payload record of the events' columns (every one nullable), typed by their values."""
+    values: dict[str, list] = {}
+    for event in events:
+        for name, value in event["payload"].items():
+            values.setdefault(name, []).append(value)
+
+    def avro_type(column: list) -> str:
+        present = [value for value in column if value is not None]
+        if any(isinstance(value, float) for value in present):
+            return "double"
+        if present and all(isinstance(value, bool) for value in present):
+            return "boolean"
+        if present and all(isinstance(value, int) and not isinstance(value, bool) for value in present):
+            return "long"
+        return "string"
+
+    fields = [{"name": name, "type": _nullable(avro_type(column)), "default": None} for name, column in values.items()]
+    return {"type": "record", "name": "payload", "fields": fields}
+
+
 def write_avro(events: list[dict], path: Path) -> Path:
-    """Write JSON-format events as a Datastream-like Avro object container file."""
+    """Write JSON-format events as a Datastream-like Avro object container file; the payload
+    schema lists the events' columns (as Datastream writes one schema per table and file)."""
+    schema = AVRO_SCHEMA | {
+        "fields": [
+            field | {"type": _payload_schema(events)} if field["name"] == "payload" else field
+            for field in AVRO_SCHEMA["fields"]
+        ]
+    }
     records = [
         event
         | {
@@ -129,7 +157,7 @@ def write_avro(events: list[dict], path: Path) -> Path:
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as handle:
-        fastavro.writer(handle, fastavro.parse_schema(AVRO_SCHEMA), records, codec="null", sync_interval=16000)
+        fastavro.writer(handle, fastavro.parse_schema(schema), records, codec="null", sync_interval=16000)
     return path
 
 
