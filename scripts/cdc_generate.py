@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("cdc_generate")
 
@@ -661,32 +662,34 @@ def dts_avro(change: Change) -> list[dict]:
     return [record]
 
 
-def _dts_schema(legacy_writer: bool = False):
-    """The DTS Record schema, read from the vendor files named in dbt_project.yml, never copied."""
+def _dts_writer(records: list[dict], legacy_writer: bool = False) -> tuple[Any, list[dict]]:
+    """The DTS Record writer schema and the records as it takes them. The schemas are read from
+    the vendor files named in dbt_project.yml, never copied. `legacy_writer`: the Java SDK's
+    older Record schema, which has no bornTimestamp."""
     import yaml
     from cdc_avro import load_schema
 
     settings = yaml.safe_load((Path(__file__).resolve().parents[1] / "dbt_project.yml").read_text())["vars"][
         "cdc_formats"
     ]["dts_avro"]
-    return load_schema(settings["avro_writer_schemas"][0] if legacy_writer else settings["avro_schema"])
+    if not legacy_writer:
+        return load_schema(settings["avro_schema"]), records
+    legacy = [{k: v for k, v in record.items() if k != "bornTimestamp"} for record in records]
+    return load_schema(settings["avro_writer_schemas"][0]), legacy
 
 
 def dts_avro_lines(records: list[dict], legacy_writer: bool = False) -> list[str]:
-    """DTS Record datums as base64 text, one datum a line (the carrier DTS consumers often log).
-
-    `legacy_writer`: encode with the Java SDK's older Record schema (no bornTimestamp)."""
+    """DTS Record datums as base64 text, one datum a line (the carrier DTS consumers often log)."""
     import base64
     import io
 
     import fastavro
 
-    schema = _dts_schema(legacy_writer)
+    schema, written = _dts_writer(records, legacy_writer)
     lines = []
-    for record in records:
+    for record in written:
         buffer = io.BytesIO()
-        written = {k: v for k, v in record.items() if k != "bornTimestamp"} if legacy_writer else record
-        fastavro.schemaless_writer(buffer, schema, written)
+        fastavro.schemaless_writer(buffer, schema, record)
         lines.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
     return lines
 
@@ -698,7 +701,7 @@ def write_dts_avro(records: list[dict], path: Path, container: bool = False, leg
     path.parent.mkdir(parents=True, exist_ok=True)
     if container:
         with path.open("wb") as handle:
-            fastavro.writer(handle, _dts_schema(), records)
+            fastavro.writer(handle, *_dts_writer(records, legacy_writer))
         return path
     path.write_text("".join(line + "\n" for line in dts_avro_lines(records, legacy_writer)), encoding="ascii")
     return path
@@ -749,7 +752,8 @@ def write_stream(
     duplicate_share: float = 0.0,
     shuffle: bool = True,
 ) -> list[Path]:
-    """Write the scenario's messages into `files` JSON-lines files, shuffled and with duplicates."""
+    """Write the scenario's messages into `files` files, shuffled and with duplicates: lines of
+    `message_lines`, or Avro container files for the container formats."""
     rng = random.Random(seed)
     if source_format in CONTAINER_FORMATS:
         from datastream_samples import write_avro

@@ -66,20 +66,22 @@ def test_any_order_any_split_same_history(new_project, tmp_path: Path) -> None:
         database, table = table_id.split(".")[-2:]
         return database, f"{database}.{table}"
 
-    current_rows: dict[str, dict] = {database: {} for database in oracle}
-    for table_id, key, image in reference.query(
-        "select table_id, key_json, to_json(row_image) from {schema}.cdc_current"
-    ):
-        database, table = scenario_table(table_id)
-        current_rows[database][(table, tuple(json.loads(key).values()))] = json.loads(image)
-    version_counts: dict[str, dict] = {database: {} for database in oracle}
-    for table_id, key, versions in reference.query(
-        "select table_id, key_json, count(*) from {schema}.cdc_history group by 1, 2"
-    ):
-        database, table = scenario_table(table_id)
-        version_counts[database][(table, tuple(json.loads(key).values()))] = versions
+    def by_scenario(rows: list[tuple]) -> dict[str, dict]:
+        """(table_id, key_json, value) rows grouped per scenario database, keyed like the oracle."""
+        grouped: dict[str, dict] = {database: {} for database in oracle}
+        for table_id, key, value in rows:
+            database, table = scenario_table(table_id)
+            grouped[database][(table, tuple(json.loads(key).values()))] = value
+        return grouped
+
+    current_rows = by_scenario(
+        reference.query("select table_id, key_json, to_json(row_image) from {schema}.cdc_current")
+    )
+    version_counts = by_scenario(
+        reference.query("select table_id, key_json, count(*) from {schema}.cdc_history group by 1, 2")
+    )
     for database, (current, versions) in oracle.items():
-        got = current_rows[database]
+        got = {key: json.loads(image) for key, image in current_rows[database].items()}
         assert set(got) == set(current), database
         assert all(got[key]["name"] == current[key]["name"] for key in current), database
         assert version_counts[database] == versions, database
