@@ -200,10 +200,7 @@ final as (
             cast(commit_ts as string), to_json(record_before_image), to_json(record_after_image), ddl_text,
             case when quarantine_reason is not null then message_id end
         ), 256) as record_fingerprint,
-        case
-            when key_json is not null then {{ cdc_key_bucket('table_id', 'key_json') }}
-            else -load_batch_id
-        end as record_partition
+        case when key_json is not null then {{ cdc_key_bucket('table_id', 'key_json') }} end as key_bucket
     from split
 )
 

@@ -23,7 +23,7 @@ with new_ddl as (
     from {{ ref('int_cdc_records') }}
     where
         record_kind = 'ddl'
-        and record_partition < -({{ watermark }})
+        and load_batch_id > {{ watermark }}
 ),
 
 final as (

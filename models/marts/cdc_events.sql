@@ -2,17 +2,23 @@
     config(
         materialized='incremental',
         incremental_strategy='insert_overwrite',
-        partition_by=['key_bucket'],
+        partition_by=['load_batch_id'],
     )
 }}
--- depends_on: {{ ref('int_cdc_touched_buckets') }}
 {#
     One row per row-level change, deduplicated. Records of one key at one sequence
     position are one change: DataWorks' UPDATE_BEFOR + UPDATE_AFTER pair, a record
     landed twice. A before image alone at a position means the row left this key
     (a delete, or the old side of a key change). Truncates are table-wide rows with
-    no key, kept in partition -1.
+    no key. A change is stored in the partition of the batch that first landed it.
+
+    An incremental run reads the new batches' records, plus the records of earlier
+    batches at the same positions (found with a narrow scan, see
+    cdc_events_rework_batches), and rewrites only the partitions of those batches.
 #}
+{%- set incremental = is_incremental() -%}
+{%- set watermark = cdc_batch_watermark() if incremental else -1 -%}
+{%- set rework_batches = cdc_events_rework_batches(watermark) if incremental else [] -%}
 with records as (
     select
         record_fingerprint,
@@ -30,29 +36,60 @@ with records as (
         sequence_key,
         commit_ts,
         is_key_change,
-        record_partition
+        key_bucket
     from {{ ref('int_cdc_records') }}
     where
         record_kind in ('row_change', 'ddl')
         and op is not null
-    {% if is_incremental() %}
+    {% if incremental %}
             and (
-                record_partition in (select key_bucket from {{ ref('int_cdc_touched_buckets') }})
-                or record_partition < -({{ cdc_batch_watermark() }})
+                load_batch_id > {{ watermark }}
+                {% if rework_batches %}
+                    or load_batch_id in ({{ rework_batches | join(', ') }})
+                {% endif %}
             )
         {% endif %}
 ),
 
+{% if incremental %}
+    -- the positions the new batches change; earlier records there are merged with them
+    new_positions as (
+        select distinct
+            table_id,
+            key_json,
+            sequence_key
+        from records
+        where load_batch_id > {{ watermark }}
+    ),
+
+    records_in_scope as (
+        select records.*
+        from records
+        left semi join new_positions
+            on
+                records.table_id = new_positions.table_id
+                and records.key_json <=> new_positions.key_json
+                and records.sequence_key = new_positions.sequence_key
+    ),
+{% else %}
+    records_in_scope as (
+        select * from records
+    ),
+{% endif %}
+
 -- the same record landed twice (or in two batches) is one record
 unique_records as (
-    select *
+    select * except (copy_number)
     from (
         select
-            records.*,
+            records_in_scope.*,
             row_number()
-                over (partition by records.record_fingerprint order by records.load_batch_id, records.message_id)
+                over (
+                    partition by records_in_scope.record_fingerprint
+                    order by records_in_scope.load_batch_id, records_in_scope.message_id
+                )
                 as copy_number
-        from records
+        from records_in_scope
     ) as numbered_records
     where copy_number = 1
 ),
@@ -63,7 +100,7 @@ keyed_changes as (
         key_json,
         sequence_key,
         max(commit_ts) as commit_ts,
-        max(record_partition) as key_bucket,
+        max(key_bucket) as key_bucket,
         max_by(after_image, if(after_image is not null, record_fingerprint, null)) as after_image,
         max_by(before_image, if(before_image is not null, record_fingerprint, null)) as before_image,
         max_by(op, if(after_image is not null, record_fingerprint, null)) as after_op,
@@ -72,7 +109,7 @@ keyed_changes as (
         max_by(source_format, record_fingerprint) as source_format,
         max_by(message_id, if(after_image is not null, record_fingerprint, null)) as after_message_id,
         max_by(message_id, record_fingerprint) as any_message_id,
-        max(load_batch_id) as load_batch_id,
+        min(load_batch_id) as load_batch_id,
         bool_or(is_key_change) as is_key_change
     from unique_records
     where key_json is not null
@@ -99,7 +136,8 @@ row_changes as (
     from keyed_changes
 ),
 
-new_truncates as (
+-- one truncate per table and position, as first landed
+truncates as (
     select
         table_id,
         cast(null as string) as key_json,
@@ -114,44 +152,27 @@ new_truncates as (
         message_id,
         load_batch_id,
         false as is_key_change,
-        -1 as key_bucket
-    from unique_records
-    where op = 'truncate'
-),
-
--- partition -1 holds every truncate; it is rewritten from itself plus the new ones
-truncates as (
-    select *
+        cast(null as int) as key_bucket
     from (
         select
-            all_truncates.*,
+            unique_records.*,
             row_number() over (
-                partition by all_truncates.table_id, all_truncates.sequence_key
-                order by all_truncates.load_batch_id, all_truncates.message_id
+                partition by unique_records.table_id, unique_records.sequence_key
+                order by unique_records.load_batch_id, unique_records.message_id
             ) as copy_number
-        from (
-            select * from new_truncates
-            {% if is_incremental() %}
-                union all
-                select
-                    table_id, key_json, sequence_key, op, before_image, after_image,
-                    after_image_is_partial, column_types, commit_ts, source_format,
-                    message_id, load_batch_id, is_key_change, key_bucket
-                from {{ this }}
-                where key_bucket = -1
-            {% endif %}
-        ) as all_truncates
-    )
+        from unique_records
+        where unique_records.op = 'truncate'
+    ) as numbered_truncates
     where copy_number = 1
 ),
 
 unioned as (
     select * from row_changes
     union all
-    select * except (copy_number) from truncates
+    select * from truncates
 ),
 
-final as (
+changes as (
     select
         sha2(concat_ws('\u0001', table_id, key_json, sequence_key, op), 256) as event_id,
         source_format,
@@ -166,9 +187,42 @@ final as (
         commit_ts,
         is_key_change,
         message_id,
-        load_batch_id,
-        key_bucket
+        key_bucket,
+        load_batch_id
     from unioned
 )
 
-select * from final
+{% if rework_batches %}
+    -- the rest of the rewritten earlier partitions, unchanged
+    , unchanged as (
+        select
+            stored.event_id,
+            stored.source_format,
+            stored.table_id,
+            stored.key_json,
+            stored.op,
+            stored.before_image,
+            stored.after_image,
+            stored.after_image_is_partial,
+            stored.column_types,
+            stored.sequence_key,
+            stored.commit_ts,
+            stored.is_key_change,
+            stored.message_id,
+            stored.key_bucket,
+            stored.load_batch_id
+        from {{ this }} as stored
+        left anti join new_positions
+            on
+                stored.table_id = new_positions.table_id
+                and stored.key_json <=> new_positions.key_json
+                and stored.sequence_key = new_positions.sequence_key
+        where stored.load_batch_id in ({{ rework_batches | join(', ') }})
+    )
+
+    select * from changes
+    union all
+    select * from unchanged
+{% else %}
+    select * from changes
+{% endif %}

@@ -19,7 +19,7 @@ with new_heartbeats as (
     from {{ ref('int_cdc_records') }}
     where
         record_kind = 'heartbeat'
-        and record_partition < -({{ watermark }})
+        and load_batch_id > {{ watermark }}
 ),
 
 final as (

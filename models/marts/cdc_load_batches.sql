@@ -5,7 +5,7 @@
         partition_by=['load_batch_id'],
     )
 }}
--- depends_on: {{ ref('int_cdc_touched_buckets') }}
+-- depends_on: {{ ref('cdc_history') }}
 -- depends_on: {{ ref('cdc_current') }}
 -- depends_on: {{ ref('cdc_ddl_events') }}
 -- depends_on: {{ ref('cdc_heartbeats') }}
@@ -34,12 +34,6 @@ records as (
         record_kind
     from {{ ref('int_cdc_records') }}
     where load_batch_id > {{ watermark }}
-    {% if is_incremental() %}
-        and (
-            record_partition in (select key_bucket from {{ ref('int_cdc_touched_buckets') }})
-            or record_partition < -({{ watermark }})
-        )
-    {% endif %}
 ),
 
 -- a message is quarantined if any of its records is; otherwise it has one kind

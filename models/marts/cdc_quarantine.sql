@@ -19,7 +19,7 @@ with quarantined as (
     from {{ ref('int_cdc_records') }}
     where
         record_kind = 'quarantine'
-        and record_partition < -({{ watermark }})
+        and load_batch_id > {{ watermark }}
 ),
 
 landed as (

@@ -1,0 +1,40 @@
+{#
+    The earlier landing batches (at or below the watermark) holding records at a position
+    (table, key, sequence) that the new batches also change: a pair split over two
+    batches, a message landed again. cdc_events merges those records with the new ones
+    and rewrites the partitions of these batches only. The scan reads four narrow
+    columns; the list is inlined so that Spark reads just these partitions.
+#}
+{% macro cdc_events_rework_batches(watermark) %}
+    {% if not execute %}
+        {{ return([]) }}
+    {% endif %}
+    {% set records = ref('int_cdc_records') %}
+    {% set query %}
+        with new_positions as (
+            select distinct table_id, key_json, sequence_key
+            from {{ records }}
+            where load_batch_id > {{ watermark }} and op is not null
+        )
+
+        select distinct earlier.load_batch_id
+        from {{ records }} as earlier
+        left semi join new_positions
+            on
+                earlier.table_id = new_positions.table_id
+                and earlier.key_json <=> new_positions.key_json
+                and earlier.sequence_key = new_positions.sequence_key
+        where earlier.load_batch_id <= {{ watermark }} and earlier.op is not null
+        order by 1
+    {% endset %}
+    {{ return(cdc_integer_list(query)) }}
+{% endmacro %}
+
+{# The first column of a query's rows, as whole numbers (for inlining into SQL). #}
+{% macro cdc_integer_list(query) %}
+    {% set values = [] %}
+    {% for value in run_query(query).columns[0].values() %}
+        {% do values.append(value | int) %}
+    {% endfor %}
+    {{ return(values) }}
+{% endmacro %}

@@ -1,0 +1,151 @@
+{#
+    What an incremental cdc_history run reads and rewrites, worked out before it runs
+    from narrow scans; the partition lists are inlined so that Spark reads only those.
+      incremental         false on a first or full build (then nothing else is set)
+      current_buckets     key buckets of the touched keys: their current versions are rewritten
+      closed_partitions   closed-version partitions holding versions a late change recomputes
+                          (see cdc_history_late_partitions)
+      event_batches       cdc_events partitions holding changes of touched keys at or after
+                          their replay position
+      run_batch           the newest landing batch: the partition of versions this run closes
+#}
+{% macro cdc_history_plan() %}
+    {% set plan = {'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none} %}
+    {% if not (execute and is_incremental() and cdc_batch_watermark() >= 0) %}
+        {{ return(plan) }}
+    {% endif %}
+    {% set touched = ref('int_cdc_touched_keys') %}
+    {% do plan.update({
+        'incremental': true,
+        'current_buckets': cdc_integer_list('select distinct key_bucket from ' ~ touched ~ ' order by 1'),
+        'run_batch': cdc_history_run_batch(),
+    }) %}
+    {% if plan.current_buckets %}
+        {% set late = cdc_history_late_partitions() %}
+        {% do plan.update({'closed_partitions': late.keys() | list | sort}) %}
+        {% set event_batches_query %}
+            select distinct events.load_batch_id
+            from {{ ref('cdc_events') }} as events
+            inner join {{ touched }} as touched
+                on events.table_id = touched.table_id and events.key_json = touched.key_json
+            where events.sequence_key >= touched.replay_from_sequence
+            order by 1
+        {% endset %}
+        {% do plan.update({'event_batches': cdc_integer_list(event_batches_query)}) %}
+    {% endif %}
+    {{ return(plan) }}
+{% endmacro %}
+
+{# The newest batch this run processes: closed versions it writes go to its partition. #}
+{% macro cdc_history_run_batch() %}
+    {{ return(cdc_integer_list(
+        'select coalesce(max(load_batch_id), -1) from ' ~ ref('int_cdc_records')
+        ~ ' where load_batch_id > ' ~ cdc_batch_watermark()
+    )[0]) }}
+{% endmacro %}
+
+{#
+    Closed-version partitions of cdc_history that a late change reaches, as
+    {partition: true when every row in it is recomputed}. A touched key is late when its
+    current version opened at or after its replay position; its versions from the last
+    one opened before that position are recomputed. Partitions whose rows are all
+    recomputed get no row back from the insert and are dropped by the post-hook.
+    In-order runs have no late key and read only the current versions.
+#}
+{% macro cdc_history_late_partitions() %}
+    {% set touched = ref('int_cdc_touched_keys') %}
+    {% set late_keys_query %}
+        select
+            history.table_id,
+            history.key_json,
+            touched.replay_from_sequence
+        from {{ this }} as history
+        inner join {{ touched }} as touched
+            on history.table_id = touched.table_id and history.key_json = touched.key_json
+        where history.is_current and history.valid_from_sequence >= touched.replay_from_sequence
+    {% endset %}
+    {% if run_query('select count(*) from (' ~ late_keys_query ~ ')').columns[0].values()[0] | int == 0 %}
+        {{ return({}) }}
+    {% endif %}
+    {% set query %}
+        with late_keys as ({{ late_keys_query }}),
+
+        late_versions as (
+            select
+                history.history_partition,
+                history.version_number,
+                max(if(history.valid_from_sequence < late_keys.replay_from_sequence, history.version_number, null))
+                    over (partition by history.table_id, history.key_json) as prior_version_number
+            from {{ this }} as history
+            inner join late_keys
+                on history.table_id = late_keys.table_id and history.key_json = late_keys.key_json
+            where not history.is_current
+        ),
+
+        recomputed as (
+            select history_partition, count(*) as recomputed_rows
+            from late_versions
+            where version_number >= coalesce(prior_version_number, 0)
+            group by history_partition
+        ),
+
+        stored as (
+            select history_partition, count(*) as stored_rows
+            from {{ this }}
+            where not is_current and history_partition in (select history_partition from recomputed)
+            group by history_partition
+        )
+
+        select recomputed.history_partition, recomputed.recomputed_rows = stored.stored_rows as is_emptied
+        from recomputed
+        inner join stored on recomputed.history_partition = stored.history_partition
+    {% endset %}
+    {% set partitions = {} %}
+    {% for row in run_query(query).rows %}
+        {% do partitions.update({row[0] | int: row[1]}) %}
+    {% endfor %}
+    {{ return(partitions) }}
+{% endmacro %}
+
+{#
+    Pre-hook of cdc_history. On an incremental run: note, before the insert, the
+    closed-version partitions it empties, in a session view that the post-hook reads
+    (insert_overwrite only replaces partitions it writes rows to). If cdc_history exists
+    but no run has completed (no watermark), it is emptied and built whole.
+#}
+{% macro cdc_history_prepare() %}
+    {% set emptied = [] %}
+    {% if execute and is_incremental() and cdc_batch_watermark() >= 0 %}
+        {% set run_batch = cdc_history_run_batch() %}
+        {% for partition, is_emptied in cdc_history_late_partitions().items() if is_emptied and partition != run_batch %}
+            {% do emptied.append(partition) %}
+        {% endfor %}
+    {% endif %}
+    {% if execute %}
+        {% do run_query(
+            'create or replace temporary view ' ~ cdc_history_emptied_view() ~ ' as select explode(cast(array('
+            ~ emptied | join(', ') ~ ') as array<bigint>)) as history_partition'
+        ) %}
+    {% endif %}
+    {% if execute and is_incremental() and cdc_batch_watermark() < 0 %}
+        truncate table {{ this }}
+    {% endif %}
+{% endmacro %}
+
+{# Post-hook of cdc_history: drop the partitions the pre-hook noted as emptied. #}
+{% macro cdc_history_drop_emptied_partitions() %}
+    {% if execute %}
+        {% set specs = [] %}
+        {% for partition in cdc_integer_list('select history_partition from ' ~ cdc_history_emptied_view()) %}
+            {% do specs.append('partition (is_current = false, history_partition = ' ~ partition ~ ')') %}
+        {% endfor %}
+        {% if specs %}
+            {% do run_query('alter table ' ~ this ~ ' drop if exists ' ~ specs | join(', ')) %}
+        {% endif %}
+        drop view if exists {{ cdc_history_emptied_view() }}
+    {% endif %}
+{% endmacro %}
+
+{% macro cdc_history_emptied_view() %}
+    {{ return('cdc_history__emptied_partitions') }}
+{% endmacro %}
