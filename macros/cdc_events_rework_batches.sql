@@ -6,7 +6,7 @@
     columns; the list is inlined so that Spark reads just these partitions.
 #}
 {% macro cdc_events_rework_batches(watermark) %}
-    {% if not execute %}
+    {% if not execute or watermark < 0 %}
         {{ return([]) }}
     {% endif %}
     {% set records = ref('int_cdc_records') %}
@@ -14,7 +14,7 @@
         with new_positions as (
             select distinct table_id, key_json, sequence_key
             from {{ records }}
-            where load_batch_id > {{ watermark }} and op is not null
+            where {{ cdc_new_batches(watermark) }} and op is not null
         )
 
         select distinct earlier.load_batch_id

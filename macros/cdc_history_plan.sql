@@ -40,7 +40,7 @@
 {% macro cdc_history_run_batch() %}
     {{ return(cdc_integer_list(
         'select coalesce(max(load_batch_id), -1) from ' ~ ref('int_cdc_records')
-        ~ ' where load_batch_id > ' ~ cdc_batch_watermark()
+        ~ ' where ' ~ cdc_new_batches(cdc_batch_watermark())
     )[0]) }}
 {% endmacro %}
 

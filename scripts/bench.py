@@ -85,19 +85,34 @@ class DriverMemory:
         return 0.0
 
 
-def write_messages(texts: list[str], folder: Path, files: int) -> int:
-    folder.mkdir(parents=True, exist_ok=True)
-    handles = [(folder / f"part-{number:04d}.jsonl").open("w", encoding="utf-8") for number in range(files)]
-    size = 0
-    for number, text in enumerate(texts):
-        handles[number % files].write(text + "\n")
-        size += len(text) + 1
-    for handle in handles:
-        handle.close()
-    return size
+class MessageFiles:
+    """Messages written round-robin into `files` JSON-lines files."""
+
+    def __init__(self, folder: Path, files: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.handles = [(folder / f"part-{number:04d}.jsonl").open("w", encoding="utf-8") for number in range(files)]
+        self.messages = 0
+        self.bytes = 0
+
+    def write(self, texts: list[str]) -> None:
+        for text in texts:
+            self.handles[self.messages % len(self.handles)].write(text + "\n")
+            self.messages += 1
+            self.bytes += len(text.encode()) + 1
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.close()
+
+
+# changes rendered at a time: the stream is generated and written block by block, so that
+# 20,000,000 events need no more memory than 2,000,000
+BLOCK = 100_000
 
 
 def generate(args: argparse.Namespace, work: Path) -> tuple[int, int, int, int]:
+    """The full load (`--events` changes) and a further 1% in commit order after it, written as
+    messages with duplicates and displaced messages (swapped within blocks of BLOCK)."""
     total = int(args.events * 1.01)
     scenario = Scenario(
         seed=args.seed,
@@ -112,23 +127,33 @@ def generate(args: argparse.Namespace, work: Path) -> tuple[int, int, int, int]:
         transaction_markers=False,
     )
     log.info("generating %d changes over %d keys", total, args.keys)
-    changes = scenario.generate()
-    base, extra = changes[: args.events], changes[args.events :]
     rng = random.Random(args.seed)
 
-    def render(part):
-        texts = message_lines(part, args.format)
+    def render(block: list) -> list[str]:
+        texts = message_lines(block, args.format)
         texts += [text for text in texts if rng.random() < args.duplicate_share]
-        displaced = int(len(texts) * args.out_of_order_share)
-        for _ in range(displaced):
+        for _ in range(int(len(texts) * args.out_of_order_share)):
             i, j = rng.randrange(len(texts)), rng.randrange(len(texts))
             texts[i], texts[j] = texts[j], texts[i]
         return texts
 
-    base_texts, extra_texts = render(base), render(extra)
-    base_bytes = write_messages(base_texts, work / "base", args.files)
-    extra_bytes = write_messages(extra_texts, work / "extra", max(1, args.files // 100))
-    return len(base), base_bytes, len(extra), extra_bytes
+    base = MessageFiles(work / "base", args.files)
+    extra = MessageFiles(work / "extra", max(1, args.files // 100))
+    counts = {"base": 0, "extra": 0}
+    block: list = []
+    for number, change in enumerate(scenario.stream(), start=1):
+        block.append(change)
+        # blocks never straddle the end of the full load
+        if len(block) == BLOCK or number == args.events or number == total:
+            part = "base" if number <= args.events else "extra"
+            (base if part == "base" else extra).write(render(block))
+            counts[part] += len(block)
+            block = []
+            if number % 1_000_000 < BLOCK:
+                log.info("generated %d of %d changes", number, total)
+    base.close()
+    extra.close()
+    return counts["base"], base.bytes, counts["extra"], extra.bytes
 
 
 # what a scheduled run does: models and data tests (the unit tests do not depend on the data)
@@ -179,7 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=int, default=10)
     parser.add_argument("--delete-share", type=float, default=0.05, help="share of changes that delete a row")
     parser.add_argument("--duplicate-share", type=float, default=0.01, help="share of messages sent twice")
-    parser.add_argument("--out-of-order-share", type=float, default=0.05, help="share of messages displaced")
+    parser.add_argument(
+        "--out-of-order-share",
+        type=float,
+        default=0.05,
+        help="share of messages displaced (swapped within blocks of 100,000 changes)",
+    )
     parser.add_argument("--files", type=int, default=20, help="files the full load is written into")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "bench")

@@ -77,11 +77,15 @@ class Scenario:
     changes: list[Change] = field(default_factory=list)
 
     def generate(self) -> list[Change]:
+        self.changes = list(self.stream())
+        return self.changes
+
+    def stream(self) -> Iterator[Change]:
+        """The changes one at a time, in commit order (a stream of any length in little memory)."""
         rng = random.Random(self.seed)
         live: dict[tuple[str, int], dict] = {}
         sequence = BASE_SEQUENCE
         time_ms = BASE_TIME_MS
-        changes: list[Change] = []
 
         def next_position() -> tuple[int, int]:
             nonlocal sequence, time_ms
@@ -105,44 +109,40 @@ class Scenario:
             database = "shop"
             if self.heartbeat_every and number % self.heartbeat_every == self.heartbeat_every - 1:
                 seq, ts = next_position()
-                changes.append(Change("heartbeat", database, "", seq, ts))
+                yield Change("heartbeat", database, "", seq, ts)
                 continue
             if self.ddl_every and number % self.ddl_every == self.ddl_every - 1:
                 seq, ts = next_position()
-                changes.append(
-                    Change("ddl", database, table, seq, ts, ddl=f"alter table {table} add column c{number} text")
-                )
+                yield Change("ddl", database, table, seq, ts, ddl=f"alter table {table} add column c{number} text")
                 continue
             if self.truncate_every and number % self.truncate_every == self.truncate_every - 1:
                 seq, ts = next_position()
-                changes.append(Change("truncate", database, table, seq, ts))
+                yield Change("truncate", database, table, seq, ts)
                 for live_key in [k for k in live if k[0] == table]:
                     del live[live_key]
                 continue
             key = rng.randrange(self.keys)
             seq, ts = next_position()
             if self.transaction_markers and rng.random() < 0.05:
-                changes.append(Change("begin", database, table, seq, ts))
+                yield Change("begin", database, table, seq, ts)
                 seq, ts = next_position()
             current = live.get((table, key))
             if current is None:
                 after = row(table, key)
-                changes.append(Change("insert", database, table, seq, ts, after=after))
+                yield Change("insert", database, table, seq, ts, after=after)
                 live[(table, key)] = after
             elif rng.random() < self.delete_share:
-                changes.append(Change("delete", database, table, seq, ts, before=current))
+                yield Change("delete", database, table, seq, ts, before=current)
                 del live[(table, key)]
             elif rng.random() < self.key_change_share and (table, key + self.keys) not in live:
                 after = dict(current, id=key + self.keys, name="moved")
-                changes.append(Change("update", database, table, seq, ts, before=current, after=after))
+                yield Change("update", database, table, seq, ts, before=current, after=after)
                 del live[(table, key)]
                 live[(table, key + self.keys)] = after
             else:
                 after = dict(row(table, key), region=current["region"])
-                changes.append(Change("update", database, table, seq, ts, before=current, after=after))
+                yield Change("update", database, table, seq, ts, before=current, after=after)
                 live[(table, key)] = after
-        self.changes = changes
-        return changes
 
 
 def expected_state(changes: list[Change]) -> tuple[dict, dict]:

@@ -34,6 +34,4 @@ select
     key_bucket,
     load_batch_id
 from {{ ref('int_cdc_records_unioned') }}
-{% if is_incremental() %}
-    where load_batch_id > {{ cdc_batch_watermark() }}
-{% endif %}
+where {{ cdc_new_batches(cdc_batch_watermark() if is_incremental() else -1) }}

@@ -17,7 +17,7 @@ with new_changes as (
         sequence_key
     from {{ ref('int_cdc_records') }}
     where
-        load_batch_id > {{ watermark }}
+        {{ cdc_new_batches(watermark) }}
         and record_kind in ('row_change', 'ddl')
         and op is not null
         {% if watermark < 0 %}

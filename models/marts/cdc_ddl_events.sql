@@ -23,7 +23,7 @@ with new_ddl as (
     from {{ ref('int_cdc_records') }}
     where
         record_kind = 'ddl'
-        and load_batch_id > {{ watermark }}
+        and {{ cdc_new_batches(watermark) }}
 ),
 
 final as (
@@ -42,7 +42,7 @@ final as (
     where copy_number = 1
     {% if is_incremental() %}
         and record_fingerprint not in (
-            select record_fingerprint from {{ this }} where load_batch_id <= {{ watermark }}
+            select record_fingerprint from {{ this }} where not {{ cdc_new_batches(watermark) }}
         )
     {% endif %}
 )

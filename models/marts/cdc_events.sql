@@ -43,7 +43,7 @@ with records as (
         and op is not null
     {% if incremental %}
             and (
-                load_batch_id > {{ watermark }}
+                {{ cdc_new_batches(watermark) }}
                 {% if rework_batches %}
                     or load_batch_id in ({{ rework_batches | join(', ') }})
                 {% endif %}
@@ -59,7 +59,7 @@ with records as (
             key_json,
             sequence_key
         from records
-        where load_batch_id > {{ watermark }}
+        where {{ cdc_new_batches(watermark) }}
     ),
 
     records_in_scope as (

@@ -19,7 +19,7 @@ with new_heartbeats as (
     from {{ ref('int_cdc_records') }}
     where
         record_kind = 'heartbeat'
-        and load_batch_id > {{ watermark }}
+        and {{ cdc_new_batches(watermark) }}
 ),
 
 final as (
@@ -34,7 +34,7 @@ final as (
     where copy_number = 1
     {% if is_incremental() %}
         and record_fingerprint not in (
-            select record_fingerprint from {{ this }} where load_batch_id <= {{ watermark }}
+            select record_fingerprint from {{ this }} where not {{ cdc_new_batches(watermark) }}
         )
     {% endif %}
 )

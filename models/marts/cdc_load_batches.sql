@@ -16,24 +16,27 @@
     is built last, so its newest batch is the watermark of the next incremental run.
 #}
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
-with landed as (
-    select
-        load_batch_id,
-        source_format,
-        count(*) as messages_landed
-    from {{ source('cdc_landing', 'raw_cdc_messages') }}
-    where load_batch_id > {{ watermark }}
-    group by load_batch_id, source_format
-),
-
-records as (
+with records as (
     select
         load_batch_id,
         source_format,
         message_id,
         record_kind
     from {{ ref('int_cdc_records') }}
-    where load_batch_id > {{ watermark }}
+    where {{ cdc_new_batches(watermark) }}
+),
+
+-- only batches this run parsed: one landed while it ran (Thrift target) waits for the next
+landed as (
+    select
+        load_batch_id,
+        source_format,
+        count(*) as messages_landed
+    from {{ source('cdc_landing', 'raw_cdc_messages') }}
+    where
+        {{ cdc_new_batches(watermark) }}
+        and load_batch_id in (select records.load_batch_id from records)
+    group by load_batch_id, source_format
 ),
 
 -- a message is quarantined if any of its records is; otherwise it has one kind

@@ -19,7 +19,7 @@ with quarantined as (
     from {{ ref('int_cdc_records') }}
     where
         record_kind = 'quarantine'
-        and load_batch_id > {{ watermark }}
+        and {{ cdc_new_batches(watermark) }}
 ),
 
 landed as (
@@ -29,7 +29,7 @@ landed as (
         source_file,
         message_index
     from {{ source('cdc_landing', 'raw_cdc_messages') }}
-    where load_batch_id > {{ watermark }}
+    where {{ cdc_new_batches(watermark) }}
 ),
 
 final as (
