@@ -62,13 +62,14 @@
                 {% endif %}
         ),
 
+        -- the stored versions of the touched keys, each with the last version the key had
+        -- before its replay position: the replay starts from that one
         touched_versions as (
             select
-                stored.table_id,
-                stored.key_json,
-                stored.version_number,
-                stored.valid_from_sequence,
-                touched_keys.replay_from_sequence
+                stored.*,
+                max(if(stored.valid_from_sequence < touched_keys.replay_from_sequence, stored.version_number, null))
+                    over (partition by stored.table_id, stored.key_json)
+                    as prior_version_number
             from stored
             inner join touched_keys
                 on
@@ -76,28 +77,14 @@
                     and stored.key_json = touched_keys.key_json
         ),
 
-        -- the last version a touched key had before its replay position: the replay starts from it
-        prior_versions as (
+        -- the prior version and every later one are recomputed
+        recomputed_versions as (
             select
                 table_id,
                 key_json,
-                max(version_number) as version_number
+                version_number
             from touched_versions
-            where valid_from_sequence < replay_from_sequence
-            group by table_id, key_json
-        ),
-
-        recomputed_versions as (
-            select
-                touched_versions.table_id,
-                touched_versions.key_json,
-                touched_versions.version_number
-            from touched_versions
-            left join prior_versions
-                on
-                    touched_versions.table_id = prior_versions.table_id
-                    and touched_versions.key_json = prior_versions.key_json
-            where touched_versions.version_number >= coalesce(prior_versions.version_number, 0)
+            where version_number >= coalesce(prior_version_number, 0)
         ),
 
         kept_versions as (
@@ -113,26 +100,22 @@
         -- the prior version re-enters the replay as its first change, numbered as it was
         prior_changes as (
             select
-                stored.event_id,
-                stored.source_format,
-                stored.table_id,
-                stored.key_json,
-                stored.op,
-                if(stored.is_deleted, stored.row_image, null) as before_image,
-                if(stored.is_deleted, null, stored.row_image) as after_image,
+                event_id,
+                source_format,
+                table_id,
+                key_json,
+                op,
+                if(is_deleted, row_image, null) as before_image,
+                if(is_deleted, null, row_image) as after_image,
                 false as after_image_is_partial,
-                stored.valid_from_sequence as sequence_key,
-                stored.commit_ts,
-                stored.key_bucket,
-                stored.valid_from as valid_from_floor,
+                valid_from_sequence as sequence_key,
+                commit_ts,
+                key_bucket,
+                valid_from as valid_from_floor,
                 true as is_prior,
-                stored.version_number - 1 as version_offset
-            from stored
-            inner join prior_versions
-                on
-                    stored.table_id = prior_versions.table_id
-                    and stored.key_json = prior_versions.key_json
-                    and stored.version_number = prior_versions.version_number
+                version_number - 1 as version_offset
+            from touched_versions
+            where version_number = prior_version_number
         ),
 
         key_changes as (
