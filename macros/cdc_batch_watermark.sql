@@ -12,8 +12,7 @@
     {% if ledger is none %}
         {{ return(-1) }}
     {% endif %}
-    {% set result = run_query('select coalesce(max(load_batch_id), -1) from ' ~ ledger) %}
-    {{ return(result.columns[0].values()[0] | int) }}
+    {{ return(cdc_integer_list('select coalesce(max(load_batch_id), -1) from ' ~ ledger)[0]) }}
 {% endmacro %}
 
 {#

@@ -11,14 +11,15 @@
 #}
 {% macro cdc_history_plan() %}
     {% set plan = {'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none} %}
-    {% if not (execute and is_incremental() and cdc_batch_watermark() >= 0) %}
+    {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
+    {% if watermark < 0 %}
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
     {% do plan.update({
         'incremental': true,
         'current_buckets': cdc_integer_list('select distinct key_bucket from ' ~ touched ~ ' order by 1'),
-        'run_batch': cdc_history_run_batch(),
+        'run_batch': cdc_history_run_batch(watermark),
     }) %}
     {% if plan.current_buckets %}
         {% set late = cdc_history_late_partitions() %}
@@ -37,10 +38,10 @@
 {% endmacro %}
 
 {# The newest batch this run processes: closed versions it writes go to its partition. #}
-{% macro cdc_history_run_batch() %}
+{% macro cdc_history_run_batch(watermark) %}
     {{ return(cdc_integer_list(
         'select coalesce(max(load_batch_id), -1) from ' ~ ref('int_cdc_records')
-        ~ ' where ' ~ cdc_new_batches(cdc_batch_watermark())
+        ~ ' where ' ~ cdc_new_batches(watermark)
     )[0]) }}
 {% endmacro %}
 
@@ -64,7 +65,7 @@
             on history.table_id = touched.table_id and history.key_json = touched.key_json
         where history.is_current and history.valid_from_sequence >= touched.replay_from_sequence
     {% endset %}
-    {% if run_query('select count(*) from (' ~ late_keys_query ~ ')').columns[0].values()[0] | int == 0 %}
+    {% if cdc_integer_list('select count(*) from (' ~ late_keys_query ~ ')')[0] == 0 %}
         {{ return({}) }}
     {% endif %}
     {% set query %}
@@ -115,8 +116,9 @@
 #}
 {% macro cdc_history_prepare() %}
     {% set emptied = [] %}
-    {% if execute and is_incremental() and cdc_batch_watermark() >= 0 %}
-        {% set run_batch = cdc_history_run_batch() %}
+    {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
+    {% if watermark >= 0 %}
+        {% set run_batch = cdc_history_run_batch(watermark) %}
         {% for partition, is_emptied in cdc_history_late_partitions().items() if is_emptied and partition != run_batch %}
             {% do emptied.append(partition) %}
         {% endfor %}
@@ -127,7 +129,7 @@
             ~ emptied | join(', ') ~ ') as array<bigint>)) as history_partition'
         ) %}
     {% endif %}
-    {% if execute and is_incremental() and cdc_batch_watermark() < 0 %}
+    {% if execute and is_incremental() and watermark < 0 %}
         truncate table {{ this }}
     {% endif %}
 {% endmacro %}

@@ -86,15 +86,17 @@ class DriverMemory:
 
 
 class MessageFiles:
-    """Messages written round-robin into `files` JSON-lines files."""
+    """Messages written round-robin into `files` JSON-lines files, counted with the changes they render."""
 
     def __init__(self, folder: Path, files: int) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.handles = [(folder / f"part-{number:04d}.jsonl").open("w", encoding="utf-8") for number in range(files)]
+        self.changes = 0
         self.messages = 0
         self.bytes = 0
 
-    def write(self, texts: list[str]) -> None:
+    def write(self, changes: int, texts: list[str]) -> None:
+        self.changes += changes
         for text in texts:
             self.handles[self.messages % len(self.handles)].write(text + "\n")
             self.messages += 1
@@ -139,21 +141,18 @@ def generate(args: argparse.Namespace, work: Path) -> tuple[int, int, int, int]:
 
     base = MessageFiles(work / "base", args.files)
     extra = MessageFiles(work / "extra", max(1, args.files // 100))
-    counts = {"base": 0, "extra": 0}
     block: list = []
     for number, change in enumerate(scenario.stream(), start=1):
         block.append(change)
         # blocks never straddle the end of the full load
         if len(block) == BLOCK or number == args.events or number == total:
-            part = "base" if number <= args.events else "extra"
-            (base if part == "base" else extra).write(render(block))
-            counts[part] += len(block)
+            (base if number <= args.events else extra).write(len(block), render(block))
             block = []
             if number % 1_000_000 < BLOCK:
                 log.info("generated %d of %d changes", number, total)
     base.close()
     extra.close()
-    return counts["base"], base.bytes, counts["extra"], extra.bytes
+    return base.changes, base.bytes, extra.changes, extra.bytes
 
 
 # what a scheduled run does: models and data tests (the unit tests do not depend on the data)
