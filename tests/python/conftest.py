@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SHARED = PROJECT_ROOT.parent / "shared"
@@ -45,6 +46,7 @@ class Project:
     def __init__(self, schema: str, target: str = "local") -> None:
         self.schema = schema
         self.target = target
+        self.untested_builds = False  # a build ran without data tests since the last tested one
 
     def _env(self) -> None:
         os.environ["CDC_SCHEMA"] = self.schema
@@ -54,21 +56,27 @@ class Project:
         self._env()
         return land(source_format, [str(path) for path in paths], self.target)
 
-    def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT):
-        """Run dbt in this project's schema; fails the test unless dbt succeeds. Returns dbt's result."""
+    def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT, check: bool = True):
+        """Run dbt in this project's schema; with check, fails the test unless dbt succeeds.
+        Returns dbt's result."""
         from dbt.cli.main import dbtRunner
 
         self._env()
         result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(project_dir)])
-        assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
+        if check:
+            assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
         return result
 
     def build(self, *args: str, tests: bool = True, unit_tests: bool = False) -> None:
         """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they
-        run once, at the end of a scenario). The unit tests do not depend on landed data: they run
-        in the one build that asks for them (the samples build of test_demo_docs_freshness)."""
+        run once, at the end of a scenario, then over whole tables: by default they check only
+        the latest run, see var cdc_test_scope). The unit tests do not depend on landed data: they
+        run in the one build that asks for them (the samples build of test_demo_docs_freshness)."""
         skip = [] if tests else ["--exclude-resource-type", "test"]
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+        if tests and self.untested_builds:
+            args = with_vars(args, cdc_test_scope="all")
+        self.untested_builds = not tests
         self.dbt("build", *args, *skip)
 
     def query(self, sql: str) -> list[tuple]:
@@ -91,6 +99,16 @@ class Project:
         return self.query(
             "select table_id, key_json, to_json(row_image) from {schema}.cdc_current order by table_id, key_json"
         )
+
+
+def with_vars(args: tuple[str, ...], **values: object) -> tuple[str, ...]:
+    """dbt arguments with `values` added to their --vars (dbt takes one --vars)."""
+    args = list(args)
+    if "--vars" in args:
+        at = args.index("--vars")
+        values = {**yaml.safe_load(args.pop(at + 1)), **values}
+        args.pop(at)
+    return (*args, "--vars", json.dumps(values))
 
 
 @pytest.fixture

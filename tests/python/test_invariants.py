@@ -143,3 +143,43 @@ def test_late_event_is_placed_by_its_sequence(project, tmp_path: Path) -> None:
     project.build(*one_batch)
     assert history() == [("a", False), ("b", False), ("c", True)]
     assert project.current() == [("shop.late", '{"id":1}', '{"id":1,"v":"c"}')]
+
+
+def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) -> None:
+    """A build's data tests check the keys its run changed (var cdc_test_scope: run, the
+    default), so that testing costs in proportion to the run; `all` checks whole tables."""
+    from cdc_generate import Change, dataworks_json
+
+    def change(kind: str, sequence: int, before=None, after=None) -> Change:
+        return Change(kind, "shop", "scoped", sequence, 1_600_000_000_000 + sequence, ("id",), before, after)
+
+    loads = {
+        "first": [change("insert", 10, after={"id": 1, "v": "a"}), change("insert", 11, after={"id": 2, "v": "a"})],
+        "second": [change("update", 20, {"id": 2, "v": "a"}, {"id": 2, "v": "b"})],
+    }
+    for name, changes in loads.items():
+        project.land(
+            "dataworks_json", write_jsonl(tmp_path / f"{name}.jsonl", [m for c in changes for m in dataworks_json(c)])
+        )
+        project.build()
+
+    def copy_current_version(key: int) -> None:
+        project.query(
+            "insert into {schema}.cdc_history select * from {schema}.cdc_history "
+            f"where key_json = '{{{{\"id\":{key}}}}}' and is_current"
+        )
+
+    def failing_tests(*args: str) -> set[str]:
+        result = project.dbt("test", "--select", "cdc_history", *args, check=False)
+        return {test.node.name for test in result.result if test.status == "fail"}
+
+    broken_key_tests = {
+        "unique_combination_cdc_history_table_id__key_json__version_number",
+        "one_current_version_per_key_cdc_history_table_id__key_json",
+        "versions_do_not_overlap_cdc_history_table_id__key_json",
+    }
+    copy_current_version(1)  # a key the latest run did not change
+    assert failing_tests() == set()
+    assert failing_tests("--vars", "{cdc_test_scope: all}") == broken_key_tests
+    copy_current_version(2)  # a key it changed
+    assert failing_tests() == broken_key_tests
