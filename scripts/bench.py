@@ -159,12 +159,21 @@ def generate(args: argparse.Namespace, work: Path) -> tuple[int, int, int, int]:
 BUILD = ("build", "--exclude-resource-type", "unit_test")
 
 
-def run_dbt(*arguments: str) -> None:
+def run_dbt(*arguments: str) -> dict:
+    """Run dbt; returns where its time went: seconds in models (and seeds), in data tests, and
+    the slowest nodes."""
     from dbt.cli.main import dbtRunner
 
     result = dbtRunner().invoke([*arguments, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
     if not result.success:
         raise SystemExit(f"dbt {' '.join(arguments)} failed; see logs/dbt.log")
+    nodes = [(node.node.resource_type, node.node.name, node.execution_time) for node in result.result]
+    slowest = sorted(nodes, key=lambda node: -node[2])[:5]
+    return {
+        "models_s": round(sum(seconds for kind, _, seconds in nodes if kind != "test"), 1),
+        "data_tests_s": round(sum(seconds for kind, _, seconds in nodes if kind == "test"), 1),
+        "slowest_s": {name: round(seconds, 1) for _, name, seconds in slowest},
+    }
 
 
 def anchor_auto_cdc(spark, schema: str, work: Path) -> Step:
@@ -238,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     land(args.format, [str(work / "base")], "local")
     loaded = time.perf_counter()
-    run_dbt(*BUILD)
+    build = run_dbt(*BUILD)
     finished = time.perf_counter()
     steps.append(
         Step(
@@ -247,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             base_bytes,
             finished - started,
             memory.peak_mb(),
-            parts={"load_s": round(loaded - started, 1), "build_s": round(finished - loaded, 1)},
+            parts={"load_s": round(loaded - started, 1), "build_s": round(finished - loaded, 1), **build},
         )
     )
 
@@ -255,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     land(args.format, [str(work / "extra")], "local")
     loaded = time.perf_counter()
-    run_dbt(*BUILD)
+    build = run_dbt(*BUILD)
     finished = time.perf_counter()
     steps.append(
         Step(
@@ -264,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             extra_bytes,
             finished - started,
             memory.peak_mb(),
-            parts={"load_s": round(loaded - started, 1), "build_s": round(finished - loaded, 1)},
+            parts={"load_s": round(loaded - started, 1), "build_s": round(finished - loaded, 1), **build},
         )
     )
 
@@ -279,10 +288,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"\n{'step':12s} {'events':>10s} {'MB':>8s} {'seconds':>9s} {'events/s':>10s} {'peak MB':>8s}  note")
     for step in steps:
+        parts = {name: value for name, value in step.parts.items() if name != "slowest_s"}
         print(
             f"{step.name:12s} {step.events:10d} {step.bytes / 1e6:8.1f} {step.seconds:9.1f} "
-            f"{step.events_per_second:10.0f} {step.peak_driver_mb:8.0f}  {step.note or step.parts or ''}"
+            f"{step.events_per_second:10.0f} {step.peak_driver_mb:8.0f}  {step.note or parts or ''}"
         )
+    for step in steps:
+        if "slowest_s" in step.parts:
+            print(f"slowest in {step.name}: {step.parts['slowest_s']}")
     for name, value in ratios.items():
         print(f"{name:18s} {value:.3f}" if value is not None else f"{name:18s} n/a")
     report = {
