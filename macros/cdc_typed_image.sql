@@ -46,7 +46,7 @@
             "cdc_typed_image: format '" ~ source_format ~ "' maps type '" ~ vendor_type
             ~ "' to unknown conversion '" ~ conversion ~ "'; known: " ~ conversions.keys() | join(', ')) }}
     {%- endfor -%}
-    case when schema_of_variant({{ image }}) like 'OBJECT<%' then
+    case when {{ cdc_is_object(image) }} then
         to_variant_object(transform_values(
             cast({{ image }} as map<string, variant>),
             (column_name, column_value) -> transform(

@@ -139,7 +139,7 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when data_value is not null and not is_variant_null(data_value) and data_rows is null
                 then 'data is not a JSON array'
             when old_value is not null and not is_variant_null(old_value) and old_rows is null

@@ -103,8 +103,8 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
-            when schema_of_variant(payload) not like 'OBJECT<%' then 'payload is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
+            when not {{ cdc_is_object('payload') }} then 'payload is not a JSON object'
             when {{ cdc_is_not_object('before_columns') }} then 'payload.before is not a JSON object'
             when {{ cdc_is_not_object('after_columns') }} then 'payload.data is not a JSON object'
             when lsn is not null and {{ cdc_sortable_number('lsn', 20) }} is null

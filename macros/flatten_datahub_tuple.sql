@@ -34,7 +34,7 @@ fields as (
         upper(trim(try_variant_get(message, '$._before_image_', 'string'))) as before_flag,
         upper(trim(try_variant_get(message, '$._after_image_', 'string'))) as after_flag,
         case
-            when schema_of_variant(message) like 'OBJECT<%' then
+            when {{ cdc_is_object('message') }} then
                 to_variant_object(map_filter(
                     cast(message as map<string, variant>),
                     (column_name, column_value) -> not array_contains(
@@ -75,7 +75,7 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when sequence_id is not null and {{ cdc_sortable_number('sequence_id') }} is null
                 then '_sequence_id_ is not a whole number'
             when before_flag not in ('Y', 'N') then '_before_image_ is neither Y nor N'

@@ -70,7 +70,7 @@ fields as (
         try_variant_get(source_metadata, '$.ssn', 'string') as ssn,
         try_variant_get(source_metadata, '$.lsn', 'string') as lsn,
         case
-            when schema_of_variant(payload) like 'OBJECT<%' then
+            when {{ cdc_is_object('payload') }} then
                 {%- if source_format == 'datastream_avro' %}
                     transform_values(
                         cast(payload as map<string, variant>),
@@ -139,7 +139,7 @@ final as (
         -- change_type as written; without one, is_deleted decides; table-scan events are
         -- prefixed 'backfill:' so that seed cdc_op_codes maps them to snapshots
         -- (null without a source_metadata object: nothing says what happened)
-        case when schema_of_variant(source_metadata) like 'OBJECT<%' then concat(
+        case when {{ cdc_is_object('source_metadata') }} then concat(
             if(is_backfill, 'backfill:', ''),
             coalesce(change_type, concat('is_deleted:', if(coalesce(is_deleted, false), 'true', 'false')))
         ) end as vendor_op,
@@ -161,7 +161,7 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when {{ cdc_is_not_object('source_metadata') }} then 'source_metadata is not a JSON object'
             when {{ cdc_is_not_object('payload') }} then 'payload is not a JSON object'
             when source_timestamp_value is not null and source_ts is null

@@ -68,7 +68,7 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when {{ cdc_is_not_object('before_envelope') }} then 'payload.before is not a JSON object'
             when {{ cdc_is_not_object('after_envelope') }} then 'payload.after is not a JSON object'
             when {{ cdc_is_not_object('before_columns') }}

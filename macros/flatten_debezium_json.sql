@@ -125,7 +125,7 @@ cleaned as (
     -- drop those columns so the previous version's values show through
     select
         classified.*,
-        case when schema_of_variant(raw_after) like 'OBJECT<%' then
+        case when {{ cdc_is_object('raw_after') }} then
             to_variant_object(map_filter(
                 cast(raw_after as map<string, variant>),
                 (column_name, column_value) -> coalesce(
@@ -135,7 +135,7 @@ cleaned as (
                 )
             ))
         else raw_after end as after_columns,
-        case when schema_of_variant(raw_before) like 'OBJECT<%' then
+        case when {{ cdc_is_object('raw_before') }} then
             to_variant_object(map_filter(
                 cast(raw_before as map<string, variant>),
                 (column_name, column_value) -> coalesce(
@@ -145,7 +145,7 @@ cleaned as (
                 )
             ))
         else raw_before end as before_columns,
-        schema_of_variant(raw_after) like 'OBJECT<%'
+        {{ cdc_is_object('raw_after') }}
         and exists(
             map_values(cast(raw_after as map<string, variant>)),
             column_value -> coalesce(
@@ -185,8 +185,8 @@ final as (
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
             when is_tombstone then null
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
-            when schema_of_variant(payload) not like 'OBJECT<%' then 'payload is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
+            when not {{ cdc_is_object('payload') }} then 'payload is not a JSON object'
             when {{ cdc_is_not_object('raw_before') }} then 'before is not a JSON object'
             when {{ cdc_is_not_object('raw_after') }} then 'after is not a JSON object'
             when

@@ -132,7 +132,7 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when not images_fit then 'beforeImages/afterImages do not match fields (count or names)'
             when id_text is not null and {{ cdc_sortable_number('id_text', 20) }} is null
                 then 'id is not a whole number'

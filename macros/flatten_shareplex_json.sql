@@ -56,7 +56,7 @@ positioned as (
         end as trans_key,
         -- meta.rowid joins each image as column `rowid` (unless the row has one)
         case
-            when schema_of_variant(data_columns) like 'OBJECT<%' then
+            when {{ cdc_is_object('data_columns') }} then
                 case
                     when row_id is null or map_contains_key(cast(data_columns as map<string, variant>), 'rowid')
                         then data_columns
@@ -66,7 +66,7 @@ positioned as (
                 end
         end as data_image,
         case
-            when schema_of_variant(key_columns) like 'OBJECT<%' then
+            when {{ cdc_is_object('key_columns') }} then
                 case
                     when row_id is null or map_contains_key(cast(key_columns as map<string, variant>), 'rowid')
                         then key_columns
@@ -126,7 +126,7 @@ final as (
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
-            when schema_of_variant(message) not like 'OBJECT<%' then 'message is not a JSON object'
+            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when {{ cdc_is_not_object('meta') }} then 'meta is not a JSON object'
             when {{ cdc_is_not_object('data_columns') }} then 'data is not a JSON object'
             when {{ cdc_is_not_object('key_columns') }} then 'key is not a JSON object'

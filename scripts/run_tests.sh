@@ -18,7 +18,7 @@ echo "== pytest"
 unset CDC_SPARK_HOME
 set +e
 # two workers (one per core), each with its own Spark; a module's tests stay on one worker
-"$PYTHON" -m pytest -n 2 --dist loadfile "$@"
+"$PYTHON" -m pytest -n 2 --dist loadfile --durations=8 "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -77,21 +77,26 @@ with records as (
     ),
 {% endif %}
 
--- the same record landed twice (or in two batches) is one record
+-- the same record landed twice (or in two batches) is one record: its first landed copy.
+-- Copies share their position, so they are found within the position's window: the
+-- grouping by position below then needs no second shuffle.
 unique_records as (
-    select * except (copy_number)
+    select * except (previous_fingerprint)
     from (
         select
             records_in_scope.*,
-            row_number()
+            lag(records_in_scope.record_fingerprint)
                 over (
-                    partition by records_in_scope.record_fingerprint
-                    order by records_in_scope.load_batch_id, records_in_scope.message_id
+                    partition by records_in_scope.table_id, records_in_scope.key_json, records_in_scope.sequence_key
+                    order by
+                        records_in_scope.record_fingerprint,
+                        records_in_scope.load_batch_id,
+                        records_in_scope.message_id
                 )
-                as copy_number
+                as previous_fingerprint
         from records_in_scope
-    ) as numbered_records
-    where copy_number = 1
+    ) as ordered_records
+    where previous_fingerprint is distinct from record_fingerprint
 ),
 
 keyed_changes as (
@@ -136,7 +141,9 @@ row_changes as (
     from keyed_changes
 ),
 
--- one truncate per table and position, as first landed
+-- one truncate per table and position, as first landed (copies included: the first
+-- landed copy is the first of them; read apart from unique_records, whose window would
+-- otherwise be computed a second time for this branch)
 truncates as (
     select
         table_id,
@@ -155,13 +162,13 @@ truncates as (
         cast(null as int) as key_bucket
     from (
         select
-            unique_records.*,
+            records_in_scope.*,
             row_number() over (
-                partition by unique_records.table_id, unique_records.sequence_key
-                order by unique_records.load_batch_id, unique_records.message_id
+                partition by records_in_scope.table_id, records_in_scope.sequence_key
+                order by records_in_scope.load_batch_id, records_in_scope.message_id
             ) as copy_number
-        from unique_records
-        where unique_records.op = 'truncate'
+        from records_in_scope
+        where records_in_scope.op = 'truncate'
     ) as numbered_truncates
     where copy_number = 1
 ),
