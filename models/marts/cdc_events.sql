@@ -141,9 +141,9 @@ row_changes as (
     from keyed_changes
 ),
 
--- one truncate per table and position, as first landed (copies included: the first
--- landed copy is the first of them; read apart from unique_records, whose window would
--- otherwise be computed a second time for this branch)
+-- one truncate per table and position, its first landed copy. Numbered from
+-- records_in_scope: the op filter cannot pass below unique_records' window, which would
+-- then be computed over every record a second time.
 truncates as (
     select
         table_id,
