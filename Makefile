@@ -14,11 +14,12 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "the docs test needs Debian's chromium: sudo apt-get install chromium"; exit 1; fi; }
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "Java 17 is required (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -m pip install --quiet -r requirements.txt
+	$(PYTHON) -m pip install --quiet --no-deps -e .
 	touch $@
 
 demo: setup

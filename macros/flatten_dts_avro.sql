@@ -1,6 +1,6 @@
 {#
     Alibaba DTS Avro `com.alibaba.dts.formats.avro.Record` (source document 002), as
-    rendered to JSON by the loader (scripts/cdc_avro.py, union records as
+    rendered to JSON by the loader (src/cdc_dbt_spark/avro.py, union records as
     [record name, record]) -> canonical records, one per message. `fields` names the
     columns; `beforeImages` / `afterImages` hold one union value per field, in field order,
     typed per branch (Integer, Decimal, Float, Timestamp, DateTime, Character, TextObject,

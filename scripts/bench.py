@@ -15,6 +15,7 @@ full/floor, incremental/full, ours/anchor). Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -26,12 +27,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import contextlib
-
-from cdc_connection import PROJECT_ROOT, connect
 from cdc_generate import CONTAINER_FORMATS, ENCODERS, Scenario, message_lines
-from load_raw import land
+
+from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.loader import land
 
 log = logging.getLogger("bench")
 

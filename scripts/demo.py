@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cdc_connection import PROJECT_ROOT, connect
-from load_raw import land, project_formats
+from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.loader import land, project_formats
 
 log = logging.getLogger("demo")
 SAMPLES = PROJECT_ROOT / "sample_data"

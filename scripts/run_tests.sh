@@ -8,8 +8,8 @@ mkdir -p artifacts
 export CDC_SPARK_HOME="${CDC_SPARK_HOME:-$PWD/artifacts/spark-lint}"
 
 echo "== ruff"
-.venv/bin/ruff check scripts tests
-.venv/bin/ruff format --check scripts tests
+.venv/bin/ruff check src scripts tests
+.venv/bin/ruff format --check src scripts tests
 
 echo "== sqlfluff (dbt templater, sparksql)"
 .venv/bin/sqlfluff lint models tests --disable-progress-bar

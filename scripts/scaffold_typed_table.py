@@ -23,8 +23,7 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cdc_connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.connection import PROJECT_ROOT, connect
 
 log = logging.getLogger("scaffold_typed_table")
 TYPED_DIR = Path("models") / "marts" / "typed"

@@ -20,8 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cdc_connection import PROJECT_ROOT, profile_target, spark_conf
+from cdc_dbt_spark.connection import PROJECT_ROOT, profile_target, spark_conf
 
 log = logging.getLogger("thrift_server")
 SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"

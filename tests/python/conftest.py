@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,12 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cdc_dbt_spark.connection import connect
+from cdc_dbt_spark.loader import land
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SHARED = PROJECT_ROOT.parent / "shared"
-sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
-
-from cdc_connection import connect  # noqa: E402
-from load_raw import land  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -129,7 +129,7 @@ def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) ->
         [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, 'scripts'); from cdc_connection import connect; "
+            "import sys; from cdc_dbt_spark.connection import connect; "
             "print(connect().sql('select count(*), count(distinct message_id), count(distinct source_file) "
             "from killed.raw_cdc_messages')[0])",
         ],

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT_ROOT, Project
-from load_raw import project_formats
+
+from cdc_dbt_spark.loader import project_formats
 
 SAMPLES = PROJECT_ROOT / "sample_data"
 ARTIFACTS = PROJECT_ROOT / "artifacts"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from cdc_generate import CANNOT_TRUNCATE, ENCODERS, Scenario, expected_state, write_stream
 from conftest import write_jsonl
-from load_raw import project_formats
+
+from cdc_dbt_spark.loader import project_formats
 
 SEEDS = (11, 12, 13)
 LOADS = 3

@@ -17,7 +17,18 @@ from typing import Any
 import jinja2
 import yaml
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+def _project_root() -> Path:
+    """The dbt project: the checkout this package is installed from (`pip install -e .`), else
+    the current folder or the nearest parent holding a dbt_project.yml, as dbt looks for it."""
+    source = Path(__file__).resolve().parents[2]
+    for candidate in (source, Path.cwd(), *Path.cwd().parents):
+        if (candidate / "dbt_project.yml").is_file():
+            return candidate
+    raise SystemExit("no dbt_project.yml here or above: run from inside the cdc-dbt-spark project")
+
+
+PROJECT_ROOT = _project_root()
 PROFILES_PATH = PROJECT_ROOT / "profiles" / "profiles.yml"
 PROFILE_NAME = "cdc"
 

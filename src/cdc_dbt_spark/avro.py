@@ -7,7 +7,7 @@ the format names its schema (`avro_schema` in var cdc_formats, e.g. Alibaba DTS:
 `avro_writer_schemas` are tried in turn and resolved to `avro_schema` (a datum must
 decode with nothing left over). With `avro_union_record_names`, a union value that is a
 record is rendered as `[full record name, record]`, so SQL knows which branch it is.
-Values are rendered by `cdc_messages.dumps`: bytes as base64, times as ISO-8601,
+Values are rendered by `cdc_dbt_spark.messages.dumps`: bytes as base64, times as ISO-8601,
 decimals as strings. A file or line that cannot be decoded is landed as a message with a
 `loader_error`, never dropped.
 """
@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
-from cdc_messages import Message, dumps
+
+from cdc_dbt_spark.connection import PROJECT_ROOT
+from cdc_dbt_spark.messages import Message, dumps
 
 AVRO_MAGIC = b"Obj\x01"
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 def resolve_setting_path(value: str) -> Path:
