@@ -663,11 +663,12 @@ def dts_avro(change: Change) -> list[dict]:
 
 
 def _dts_writer(records: list[dict], legacy_writer: bool = False) -> tuple[Any, list[dict]]:
-    """The DTS Record writer schema and the records as it takes them. The schemas are read from
-    the vendor files named in dbt_project.yml, never copied. `legacy_writer`: the Java SDK's
-    older Record schema, which has no bornTimestamp."""
+    """The DTS Record writer schema and the records as it takes them: the project's schemas
+    named in dbt_project.yml (schemas/dts_avro/). `legacy_writer`: the older Record schema of
+    Alibaba's Java SDK, which has no bornTimestamp."""
     import yaml
-    from cdc_avro import load_schema
+
+    from cdc_dbt_spark.avro import load_schema
 
     settings = yaml.safe_load((Path(__file__).resolve().parents[1] / "dbt_project.yml").read_text())["vars"][
         "cdc_formats"
