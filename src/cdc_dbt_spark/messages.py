@@ -138,7 +138,12 @@ def avro_value_to_json(value: object) -> object:
     """JSON rendering of a decoded Avro value: bytes as base64, times as ISO-8601."""
     if isinstance(value, dict):
         return {key: avro_value_to_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):  # tuple: fastavro's (record name, record) union value
+    if isinstance(value, tuple):  # fastavro's (name, value) union value: only a record keeps its name
+        # (fastavro also names an enum branch when the writer refers to its type by name rather
+        # than defining it there, e.g. DTS EmptyObject in afterImages but not in beforeImages)
+        name, item = value
+        return [name, avro_value_to_json(item)] if isinstance(item, dict) else avro_value_to_json(item)
+    if isinstance(value, list):
         return [avro_value_to_json(item) for item in value]
     if isinstance(value, bytes | bytearray):
         return base64.b64encode(value).decode("ascii")
