@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
 from cdc_dbt_spark.connection import PROJECT_ROOT, connect
 from cdc_dbt_spark.loader import land, project_formats
 
@@ -20,6 +21,12 @@ SAMPLES = PROJECT_ROOT / "sample_data"
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:  # every format's schema files, before anything is landed
+        for source_format, settings in project_formats().items():
+            check_schemas(source_format, settings)
+    except AvroSchemaError as exc:
+        log.error("%s", exc)
+        return 2
     for source_format in project_formats():
         folder = SAMPLES / source_format
         if not folder.is_dir():

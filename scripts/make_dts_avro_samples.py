@@ -1,5 +1,5 @@
 """Write sample_data/dts_avro/: synthetic Alibaba DTS Avro records (no public binary samples
-exist), encoded with the vendor's published schema by fastavro.
+exist), encoded by fastavro with the DTS schemas named in dbt_project.yml (schemas/dts_avro/).
 
     python scripts/make_dts_avro_samples.py
 """

@@ -11,7 +11,8 @@ becomes visible in one step (its partition is registered after its data is
 written), so a load killed part-way leaves nothing half-landed and the next
 run lands the rest.
 
-Exit codes: 0 landed (or nothing new to land), 2 bad arguments or unreadable input.
+Exit codes: 0 landed (or nothing new to land), 2 bad arguments, unreadable input or a
+schema file named in dbt_project.yml that is missing or unreadable.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from cdc_dbt_spark.avro import AvroSchemaError, check_schemas, split_avro
 from cdc_dbt_spark.connection import PROJECT_ROOT, SqlConnection, connect
 from cdc_dbt_spark.messages import Message, read_bytes, split_json_text
 
@@ -93,8 +95,6 @@ def split_messages(path: Path, data: bytes, carrier: str, settings: dict[str, An
     if carrier == "json":
         return split_json_text(data)
     if carrier == "avro":
-        from cdc_dbt_spark.avro import split_avro  # only Avro formats need fastavro
-
         return split_avro(path, data, settings)
     raise ValueError(f"unknown carrier {carrier!r} in dbt_project.yml")
 
@@ -184,6 +184,7 @@ def land(
 ) -> dict[str, int]:
     formats = project_formats()
     carrier = formats[source_format]["carrier"]
+    check_schemas(source_format, formats[source_format])  # a wrong schema path: one line, before Spark starts
     files = list(iter_files(paths))
     connection = connect(target)
     try:
@@ -297,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         stats = land(args.format, args.paths, args.target, args.max_batch_messages)
-    except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+    except (FileNotFoundError, PermissionError, IsADirectoryError, AvroSchemaError) as exc:
         log.error("%s", exc)
         return 2
     log.info(
