@@ -69,7 +69,7 @@ class Project:
         """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they
         run once, at the end of a scenario, then over whole tables: by default they check only
         the latest run, see var cdc_test_scope). The unit tests do not depend on landed data: they
-        run in the one build that asks for them (the samples build of test_demo_docs_freshness)."""
+        run once, in the demo's build (test_demo_docs_freshness), and where unit_tests=True asks."""
         skip = [] if tests else ["--exclude-resource-type", "test"]
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
         if tests and self.untested_builds:
