@@ -26,7 +26,7 @@
         'epoch_nanos': 'cast(timestamp_micros(div(cast(column_value as bigint), 1000)) as variant)',
         'iso_timestamp': 'cast(try_to_timestamp(cast(column_value as string)) as variant)',
         'decimal_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?$' then parse_json(trim(cast(column_value as string))) end",
-        'decimal_base64': cdc_decimal_from_base64('cast(column_value as string)', "coalesce(try_cast(regexp_extract(column_type, 'scale=([0-9]+)', 1) as int), 0)"),
+        'decimal_base64': cdc_decimal_from_base64('cast(column_value as string)', "coalesce(try_cast(regexp_extract(" ~ column_types ~ "[column_name], 'scale=([0-9]+)', 1) as int), 0)"),
         'double': 'cast(try_cast(column_value as double) as variant)',
         'number_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$' then try_parse_json(trim(cast(column_value as string))) end",
         'date_text': 'cast(try_cast(cast(column_value as string) as date) as variant)',
@@ -46,19 +46,30 @@
             "cdc_typed_image: format '" ~ source_format ~ "' maps type '" ~ vendor_type
             ~ "' to unknown conversion '" ~ conversion ~ "'; known: " ~ conversions.keys() | join(', ')) }}
     {%- endfor -%}
+    {#- vendor type -> position of its conversion: a literal map Spark folds once per query, so
+        each value costs one lookup of its column's type, then a simple case on a number -#}
+    {%- set used = value_types.values() | unique | list -%}
+    {%- set conversion_of_type -%}
+        map({% for vendor_type, conversion in value_types.items() -%}
+            {{ cdc_string_literal(vendor_type) }}, {{ used.index(conversion) }}{{ ', ' if not loop.last }}
+        {%- endfor %})[substring_index({{ column_types }}[column_name], '(', 1)]
+    {%- endset -%}
     case when {{ cdc_is_object(image) }} then
         to_variant_object(transform_values(
             cast({{ image }} as map<string, variant>),
-            (column_name, column_value) -> transform(
-                array(coalesce({{ column_types }}[column_name], '')),
-                column_type -> case
-                    when is_variant_null(column_value) then column_value
-                    {%- for vendor_type, conversion in value_types.items() %}
-                    when substring_index(column_type, '(', 1) = '{{ vendor_type }}' then {{ conversions[conversion] }}
+            (column_name, column_value) -> case
+                when is_variant_null(column_value) then column_value
+                {%- if used %}
+                else case {{ conversion_of_type }}
+                    {%- for conversion in used %}
+                    when {{ loop.index0 }} then {{ conversions[conversion] }}
                     {%- endfor %}
                     else column_value
                 end
-            )[0]
+                {%- else %}
+                else column_value
+                {%- endif %}
+            end
         ))
     end
 {% endmacro %}

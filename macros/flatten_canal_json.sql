@@ -119,6 +119,7 @@ images as (
 final as (
     select
         message_id,
+        message_text,
         load_batch_id,
         source_format,
         coalesce(row_position, 0) as record_index,

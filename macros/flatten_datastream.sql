@@ -133,6 +133,7 @@ decided as (
 final as (
     select
         message_id,
+        message_text,
         load_batch_id,
         source_format,
         0 as record_index,

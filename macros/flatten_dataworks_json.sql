@@ -9,49 +9,54 @@
 {% endmacro %}
 
 {% macro default__flatten_dataworks_json(relation) %}
+{#- the envelope fields read below; images and values whose JSON type is checked stay variant -#}
+{%- set envelope_schema -%}
+    struct<
+        schema: struct<
+            source: struct<dbName: string, schemaName: string, tableName: string>,
+            primaryKey: variant,
+            dataColumn: array<struct<name: string, type: string>>
+        >,
+        payload: struct<
+            op: variant,
+            sequenceId: variant,
+            timestamp: struct<eventTime: variant>,
+            ddl: struct<text: variant>,
+            before: variant,
+            after: variant
+        >
+    >
+{%- endset %}
 with landed as (
-    {{ cdc_landed_messages(relation, 'dataworks_json') }}
-),
-
-envelope as (
-    select
-        landed.*,
-        try_variant_get(message, '$.payload') as payload,
-        try_variant_get(message, '$.schema') as message_schema
-    from landed
+    {{ cdc_landed_messages(relation, 'dataworks_json', envelope_schema | replace('\n', ' ')) }}
 ),
 
 fields as (
     select
-        envelope.*,
-        try_variant_get(payload, '$.op', 'string') as vendor_op,
-        try_variant_get(payload, '$.sequenceId', 'string') as sequence_id,
-        try_variant_get(payload, '$.timestamp.eventTime', 'bigint') as event_time_ms,
-        try_variant_get(payload, '$.ddl.text', 'string') as ddl_text,
-        try_variant_get(payload, '$.before') as before_envelope,
-        try_variant_get(payload, '$.after') as after_envelope,
-        try_variant_get(payload, '$.before.dataColumn') as before_columns,
-        try_variant_get(payload, '$.after.dataColumn') as after_columns,
-        try_variant_get(payload, '$.sequenceId') as sequence_value,
-        try_variant_get(message_schema, '$.primaryKey') as primary_key_value,
+        landed.*,
+        try_variant_get(envelope.payload.op, '$', 'string') as vendor_op,
+        try_variant_get(envelope.payload.sequenceId, '$', 'string') as sequence_id,
+        try_variant_get(envelope.payload.timestamp.eventTime, '$', 'bigint') as event_time_ms,
+        envelope.payload.timestamp.eventTime as event_time_value,
+        try_variant_get(envelope.payload.ddl.text, '$', 'string') as ddl_text,
+        envelope.payload.before as before_envelope,
+        envelope.payload.after as after_envelope,
+        try_variant_get(envelope.payload.before, '$.dataColumn') as before_columns,
+        try_variant_get(envelope.payload.after, '$.dataColumn') as after_columns,
+        envelope.payload.sequenceId as sequence_value,
+        envelope.schema.primaryKey as primary_key_value,
         concat_ws(
-            '.',
-            try_variant_get(message_schema, '$.source.dbName', 'string'),
-            try_variant_get(message_schema, '$.source.schemaName', 'string'),
-            try_variant_get(message_schema, '$.source.tableName', 'string')
+            '.', envelope.schema.source.dbName, envelope.schema.source.schemaName, envelope.schema.source.tableName
         ) as dotted_table,
-        try_variant_get(message_schema, '$.primaryKey', 'array<string>') as primary_key,
-        map_from_entries(
-            try_variant_get(
-                message_schema, '$.dataColumn', 'array<struct<name: string, type: string>>'
-            )
-        ) as column_types
-    from envelope
+        try_variant_get(envelope.schema.primaryKey, '$', 'array<string>') as primary_key,
+        map_from_entries(envelope.schema.dataColumn) as column_types
+    from landed
 ),
 
 final as (
     select
         message_id,
+        message_text,
         load_batch_id,
         source_format,
         0 as record_index,
@@ -67,8 +72,7 @@ final as (
         ddl_text,
         case
             when loader_error is not null then loader_error
-            when message is null then 'not valid JSON'
-            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
+            when envelope is null then {{ cdc_envelope_error() }}
             when {{ cdc_is_not_object('before_envelope') }} then 'payload.before is not a JSON object'
             when {{ cdc_is_not_object('after_envelope') }} then 'payload.after is not a JSON object'
             when {{ cdc_is_not_object('before_columns') }}
@@ -80,7 +84,7 @@ final as (
                 then 'payload.sequenceId is not a whole number'
             when primary_key_value is not null and not is_variant_null(primary_key_value) and primary_key is null
                 then 'schema.primaryKey is not a list of column names'
-            when event_time_ms is null and try_variant_get(payload, '$.timestamp.eventTime') is not null
+            when event_time_ms is null and event_time_value is not null and not is_variant_null(event_time_value)
                 then 'payload.timestamp.eventTime is not a number of milliseconds'
         end as format_error
     from fields

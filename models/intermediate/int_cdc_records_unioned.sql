@@ -36,39 +36,43 @@ key_overrides as (
     {{ cdc_key_overrides() }}
 ),
 
-classified as (
+-- each image cast to a map once (a cast re-encodes every value)
+with_columns as (
     select
         unioned.*,
+        cast(unioned.before_image as map <string, variant>) as before_columns,
+        cast(unioned.after_image as map <string, variant>) as after_columns
+    from unioned
+),
+
+classified as (
+    select
+        with_columns.*,
         op_codes.record_kind as op_record_kind,
         nullif(op_codes.op, 'none') as op,
-        cast(unioned.before_image as map <string, variant>) as before_columns,
-        cast(unioned.after_image as map <string, variant>) as after_columns,
         case
             when key_overrides.key_columns is not null then key_overrides.key_columns
-            when size(unioned.declared_key_columns) > 0 then unioned.declared_key_columns
+            when size(with_columns.declared_key_columns) > 0 then with_columns.declared_key_columns
             when configured_keys.key_columns is not null then configured_keys.key_columns
             else slice(
                 filter(
                     format_settings.row_locator_columns,
-                    column_name -> map_contains_key(
-                        cast(coalesce(unioned.after_image, unioned.before_image) as map <string, variant>),
-                        column_name
-                    )
+                    column_name -> map_contains_key(coalesce(with_columns.after_columns, with_columns.before_columns), column_name)
                 ),
                 1, 1
             )
         end as key_columns
-    from unioned
+    from with_columns
     left join op_codes
         on
-            unioned.source_format = op_codes.source_format
-            and unioned.vendor_op = op_codes.vendor_op
+            with_columns.source_format = op_codes.source_format
+            and with_columns.vendor_op = op_codes.vendor_op
     left join configured_keys
-        on unioned.table_id = configured_keys.table_id
+        on with_columns.table_id = configured_keys.table_id
     left join format_settings
-        on unioned.source_format = format_settings.source_format
+        on with_columns.source_format = format_settings.source_format
     left join key_overrides
-        on unioned.table_id = key_overrides.table_id
+        on with_columns.table_id = key_overrides.table_id
 ),
 
 keyed as (
@@ -194,10 +198,10 @@ final as (
         ddl_text,
         is_key_change,
         quarantine_reason,
+        -- copies of one record (a message landed twice) share it; hashing the landed text is
+        -- far cheaper than rendering both images as JSON
         sha2(concat_ws(
-            '\u0001',
-            source_format, vendor_op, record_op, table_id, key_json, sequence_key,
-            cast(commit_ts as string), to_json(record_before_image), to_json(record_after_image), ddl_text,
+            '\u0001', source_format, message_text, cast(record_index as string), record_op,
             case when quarantine_reason is not null then message_id end
         ), 256) as record_fingerprint,
         case when key_json is not null then {{ cdc_key_bucket('table_id', 'key_json') }} end as key_bucket
