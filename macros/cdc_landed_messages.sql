@@ -54,13 +54,16 @@
 
 {#
     Why a message parsed with an envelope_schema (cdc_landed_messages) has no envelope: not
-    JSON, or JSON that is not one object. Null when it has one; the whole-message parse runs
-    only for the messages that have none.
+    JSON, or JSON that is not one object. try_parse_json, like from_json, reads the first
+    value and ignores what follows: an object there means the text holds more than one
+    value, which is not valid JSON either. Null when it has an envelope; the whole-message
+    parse runs only for the messages that have none.
 #}
 {% macro cdc_envelope_error(envelope='envelope', message_text='message_text') %}
     case
         when {{ envelope }} is not null then null
         when try_parse_json({{ message_text }}) is null then 'not valid JSON'
+        when {{ cdc_is_object('try_parse_json(' ~ message_text ~ ')') }} then 'not valid JSON'
         else 'message is not a JSON object'
     end
 {% endmacro %}

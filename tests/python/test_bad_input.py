@@ -38,7 +38,7 @@ def test_bad_input_corpus(project, tmp_path: Path) -> None:
     big_file = write_jsonl(tmp_path / "ten_megabytes.jsonl", [big])
     stats = project.land("dataworks_json", CORPUS / "dataworks_json", big_file)
     landed = project.query("select count(*) from {schema}.raw_cdc_messages")[0][0]
-    assert stats["messages"] == landed == 24  # empty lines are not messages; everything else landed
+    assert stats["messages"] == landed == 26  # empty lines are not messages; everything else landed
     project.build()
 
     reasons = dict(
@@ -63,6 +63,10 @@ def test_bad_input_corpus(project, tmp_path: Path) -> None:
     }
     truncated = [r for text, r in reasons.items() if text.endswith('{"name": "v", "type')]
     assert truncated == ["not valid JSON"]
+    # one line holding a whole object and more (two objects glued together, a stray brace) is
+    # not one message: nothing of it is taken as a change
+    glued = sorted(r for text, r in reasons.items() if "glued_table" in text or "extra_brace_table" in text)
+    assert glued == ["not valid JSON", "not valid JSON"]
     for marker, reason in by_marker.items():
         matching = [r for text, r in reasons.items() if marker in text]
         assert matching == [reason], (marker, matching)
@@ -75,6 +79,7 @@ def test_bad_input_corpus(project, tmp_path: Path) -> None:
         )
     )
     assert json.loads(current[("bad_db.ok_table", '{"id":1}')])["v"] == "fine"
+    assert not {table for table, _ in current} & {"bad_db.glued_table", "bad_db.extra_brace_table"}
     assert ("bad_db.ok_table", '{"id":3}') in current
     assert ("bad_db.bom_table", '{"id":1}') in current and ("bad_db.bom_table", '{"id":2}') in current
     assert json.loads(current[("bad_db.utf8_table", '{"id":2}')])["v"] == "café ok"
