@@ -1,0 +1,54 @@
+{#-
+    The versions of each key form one valid SCD2 chain, checked in one pass over the key's
+    versions (one shuffle) rather than one scan per rule. Each row returned is a version
+    breaking a rule, named in `violation`:
+      duplicate version    another row of the key has the same version number
+      current versions: N  the key has N current versions, not exactly one
+      overlap              the version does not end where the next begins (time and sequence),
+                           ends before it starts, or is open although a later one exists
+-#}
+{% test scd2_versions_are_valid(
+    model, key_columns, order_column='version_number', current_column='is_current',
+    from_column='valid_from', to_column='valid_to',
+    from_sequence_column='valid_from_sequence', to_sequence_column='valid_to_sequence'
+) %}
+    {% if key_columns is string or key_columns | length == 0 %}
+        {{ exceptions.raise_compiler_error(
+            "scd2_versions_are_valid: `key_columns` must be a non-empty list of column names; got " ~ key_columns) }}
+    {% endif %}
+    with chained as (
+        select
+            {{ key_columns | join(', ') }},
+            {{ order_column }} as version_order,
+            {{ from_column }} as version_from,
+            {{ to_column }} as version_to,
+            {{ from_sequence_column }} as from_sequence,
+            {{ to_sequence_column }} as to_sequence,
+            lead({{ order_column }}) over key_order as next_order,
+            lag({{ order_column }}) over key_order as previous_order,
+            lead({{ from_column }}) over key_order as next_from,
+            lead({{ from_sequence_column }}) over key_order as next_from_sequence,
+            count_if({{ current_column }}) over (partition by {{ key_columns | join(', ') }}) as current_versions
+        from {{ model }}
+        window key_order as (partition by {{ key_columns | join(', ') }} order by {{ order_column }})
+    ),
+
+    checked as (
+        select
+            *,
+            case
+                when version_order = next_order or version_order = previous_order then 'duplicate version'
+                when current_versions != 1 then concat('current versions: ', current_versions)
+                when
+                    version_to < version_from
+                    or from_sequence >= to_sequence
+                    or not (version_to <=> next_from)
+                    or not (to_sequence <=> next_from_sequence)
+                    then 'overlap'
+            end as violation
+        from chained
+    )
+
+    select * from checked
+    where violation is not null
+{% endtest %}
