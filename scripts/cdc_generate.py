@@ -667,7 +667,8 @@ def _dts_writer(records: list[dict], legacy_writer: bool = False) -> tuple[Any, 
     the vendor files named in dbt_project.yml, never copied. `legacy_writer`: the Java SDK's
     older Record schema, which has no bornTimestamp."""
     import yaml
-    from cdc_avro import load_schema
+
+    from cdc_dbt_spark.avro import load_schema
 
     settings = yaml.safe_load((Path(__file__).resolve().parents[1] / "dbt_project.yml").read_text())["vars"][
         "cdc_formats"
