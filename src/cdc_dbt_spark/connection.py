@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,10 @@ def _project_root() -> Path:
 
 
 PROJECT_ROOT = _project_root()
+# Spark runs the loader's tasks in Python workers started with PYSPARK_PYTHON, by default the
+# `python3` on PATH; they need this interpreter, where the package and pyarrow are installed.
+# Set before any SparkContext starts (dbt's included), since a context keeps the one it began with.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 PROFILES_PATH = PROJECT_ROOT / "profiles" / "profiles.yml"
 PROFILE_NAME = "cdc"
 
@@ -90,6 +95,11 @@ class SqlConnection:
             raise RuntimeError("a SparkSession exists only for the local target")
         return self._spark
 
+    def files_spark(self) -> Any:
+        """A SparkSession that writes the target's files: the target's own (method session),
+        else a local one without Hive support (a Thrift server holds the metastore)."""
+        return self._spark if self._spark is not None else local_spark()
+
     def close(self) -> None:
         if self._cursor is not None:
             self._cursor.close()
@@ -103,6 +113,24 @@ def spark_conf(target: str | None = None) -> dict[str, str]:
     return conf
 
 
+def local_spark() -> Any:
+    """The process's SparkSession if it has one (any session can read and write files), else a
+    local one with the `local` target's settings but no Hive metastore."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
+    builder = SparkSession.builder.appName("cdc-load").config("spark.ui.showConsoleProgress", "false")
+    for key, value in spark_conf("local").items():
+        if not key.startswith("spark.hadoop.javax.jdo."):  # the metastore's, unused here
+            builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
 def connect(target: str | None = None) -> SqlConnection:
     output = profile_target(target)
     schema = output["schema"]
@@ -110,7 +138,12 @@ def connect(target: str | None = None) -> SqlConnection:
         os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
         from pyspark.sql import SparkSession
 
+        active = SparkSession.getActiveSession()
+        if active is not None and active.conf.get("spark.sql.catalogImplementation", "") != "hive":
+            active.stop()  # a session without Hive (a Thrift load's, see local_spark) cannot gain it
+        # no console progress bar: the scripts log their own progress
         builder = SparkSession.builder.enableHiveSupport().appName("cdc-scripts")
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
         for key, value in spark_conf(output["name"]).items():
             builder = builder.config(key, value)
         spark = builder.getOrCreate()

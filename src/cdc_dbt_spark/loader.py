@@ -1,15 +1,26 @@
-"""Land CDC messages, untouched, in the `raw_cdc_messages` table.
+"""Land CDC messages, untouched, in the `raw_cdc_messages` table, as a Spark job.
 
     cdc-load --format dataworks_json PATH [PATH ...]
     python scripts/load_raw.py --format dataworks_json PATH [PATH ...]
 
-Every message of every file (or of every file below a folder) becomes one row
-holding its exact text, its format, the file and position it came from, and
-the landing batch. Files are recognised by their content (SHA-256): a file
-landed before is skipped, so re-running a load lands nothing twice. A batch
-becomes visible in one step (its partition is registered after its data is
-written), so a load killed part-way leaves nothing half-landed and the next
-run lands the rest.
+Every message of every file (or of every file below a folder) becomes one row holding its
+exact text, its format, the file and position it came from, and the landing batch. The work
+runs on the target's Spark (`local`: the in-process session dbt uses; `thrift`: a local
+session without Hive writes the files, the Thrift server holds the metastore and registers
+them); the driver reads no file:
+
+1. Spark tasks stream the files and hash their (decompressed) content. Files are recognised
+   by it: a file landed before in this format, or a copy of one earlier in the call, is
+   skipped, so re-running a load lands nothing twice. A file that cannot be read is named in
+   the log; the others still land.
+2. The files are cut into landing batches on file boundaries (`--max-batch-messages`, counted
+   from the files' lines or Avro records).
+3. Per batch, Spark tasks split the files into messages (`cdc_dbt_spark.tasks`: a file is read
+   block by block, in bounded memory) and `DataFrame.write.parquet` writes them to a pending
+   folder in the table's location; the folder is then moved to the batch's partition folder and
+   the partition registered. A batch thus becomes visible in one step: a load killed part-way
+   leaves only pending or unregistered folders, which the next load removes before it lands
+   the rest.
 
 Exit codes: 0 landed (or nothing new to land), 2 bad arguments, unreadable input or a
 schema file named in dbt_project.yml that is missing or unreadable.
@@ -18,46 +29,43 @@ schema file named in dbt_project.yml that is missing or unreadable.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
-import shutil
 import sys
+import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import yaml
 
-from cdc_dbt_spark.avro import AvroSchemaError, check_schemas, split_avro
+from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
 from cdc_dbt_spark.connection import PROJECT_ROOT, SqlConnection, connect
-from cdc_dbt_spark.messages import Message, read_bytes, split_json_text
+from cdc_dbt_spark.tasks import HASH_SCHEMA, SPLIT_SCHEMA, HashFiles, SplitFiles, task_files
 
 log = logging.getLogger("cdc_load")
 
 LANDING_TABLE = "raw_cdc_messages"
-LANDING_COLUMNS = pa.schema(
-    [
-        ("message_id", pa.string()),
-        ("source_file", pa.string()),
-        ("source_file_sha256", pa.string()),
-        ("message_index", pa.int64()),
-        ("byte_offset", pa.int64()),
-        ("message_text", pa.string()),
-        ("loader_error", pa.string()),
-        ("landed_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
+LANDING_COLUMNS = [
+    "message_id",
+    "source_file",
+    "source_file_sha256",
+    "message_index",
+    "byte_offset",
+    "message_text",
+    "loader_error",
+    "landed_at",
+]
 LANDING_DDL = """
 create table if not exists {schema}.{table} (
     message_id string comment 'Unique id of the landed message: format, file hash and position',
     source_file string comment 'Absolute path of the file the message came from',
     source_file_sha256 string comment 'SHA-256 of the file content; a file is landed once',
     message_index bigint comment 'Position of the message in its file, from 0',
-    byte_offset bigint comment 'Character offset of the message in the decoded file (record number for Avro)',
+    byte_offset bigint comment 'Byte offset of the message in the decompressed file (Avro container: record number)',
     message_text string comment 'The message exactly as received (Avro: its JSON rendering)',
     loader_error string comment 'Why the loader could not decode the message cleanly, else null',
     landed_at timestamp comment 'When the batch was landed (UTC)',
@@ -68,7 +76,16 @@ using parquet
 partitioned by (load_batch_id, source_format)
 comment 'Landed CDC messages, one row per message, untouched'
 """
-ROWS_PER_ROW_GROUP = 200_000
+# Dictionary encoding and min/max statistics are most of the cost of writing these columns and
+# buy nothing: ids, positions and texts are (nearly) all distinct, and no query prunes on them.
+_DISTINCT_COLUMNS = ("message_id", "message_index", "byte_offset", "message_text")
+PARQUET_OPTIONS = {f"parquet.enable.dictionary#{column}": "false" for column in _DISTINCT_COLUMNS} | {
+    f"parquet.column.statistics.enabled#{column}": "false" for column in ("message_text",)
+}
+# Session settings while a batch is written (restored after): timestamps as int64 microseconds,
+# as the table's files have always had them (Spark's default is the legacy INT96).
+WRITE_CONF = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+PROGRESS_SECONDS = 5.0
 
 
 def project_formats() -> dict[str, dict[str, Any]]:
@@ -91,49 +108,63 @@ def iter_files(paths: Iterable[str]) -> Iterator[Path]:
             raise FileNotFoundError(f"no such file or folder: {raw}")
 
 
-def split_messages(path: Path, data: bytes, carrier: str, settings: dict[str, Any] | None = None) -> Iterator[Message]:
-    if carrier == "json":
-        return split_json_text(data)
-    if carrier == "avro":
-        return split_avro(path, data, settings)
-    raise ValueError(f"unknown carrier {carrier!r} in dbt_project.yml")
+class TableFiles:
+    """File operations in the table's folder, through Hadoop's FileSystem API: they work on
+    whatever file system Spark writes the table to."""
+
+    def __init__(self, spark: Any, location: str) -> None:
+        self._path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+        self.root = location.rstrip("/")
+        self.fs = self._path(self.root).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+    def join(self, *names: str) -> str:
+        return "/".join([self.root, *names])
+
+    def glob(self, pattern: str) -> list[str]:
+        found = self.fs.globStatus(self._path(self.join(pattern))) or []
+        return [status.getPath().toString() for status in found]
+
+    def delete(self, path: str) -> None:
+        self.fs.delete(self._path(path), True)
+
+    def move(self, source: str, target: str) -> None:
+        """Renames folder `source` to `target` (replacing what is there)."""
+        destination = self._path(target)
+        if self.fs.exists(destination):
+            self.fs.delete(destination, True)
+        self.fs.mkdirs(destination.getParent())
+        if not self.fs.rename(self._path(source), destination):
+            raise OSError(f"could not move {source} to {target}")
 
 
 class Landing:
-    """The landing table, written as parquet files and registered partition by partition."""
+    """The landing table: metadata through the target's SQL, files through `TableFiles`."""
 
-    def __init__(self, connection: SqlConnection) -> None:
+    def __init__(self, connection: SqlConnection, spark: Any) -> None:
         self.connection = connection
-        self.schema = connection.schema
-        self.table = f"{self.schema}.{LANDING_TABLE}"
-        connection.sql(f"create database if not exists {self.schema}")
-        connection.sql(LANDING_DDL.format(schema=self.schema, table=LANDING_TABLE))
-        self.location = self._location()
+        self.table = f"{connection.schema}.{LANDING_TABLE}"
+        connection.sql(f"create database if not exists {connection.schema}")
+        connection.sql(LANDING_DDL.format(schema=connection.schema, table=LANDING_TABLE))
+        self.files = TableFiles(spark, self._location())
 
-    def _location(self) -> Path:
-        rows = self.connection.sql(f"describe table extended {self.table}")
-        for row in rows:
+    def _location(self) -> str:
+        for row in self.connection.sql(f"describe table extended {self.table}"):
             if row[0] == "Location":
-                url = urlparse(row[1])
-                if url.scheme not in ("", "file"):
-                    raise SystemExit(f"{self.table} is stored at {row[1]}; the loader writes local files only")
-                return Path(url.path)
+                return row[1]
         raise SystemExit(f"cannot find the location of {self.table}")
 
     def registered_partitions(self) -> set[str]:
-        rows = self.connection.sql(f"show partitions {self.table}")
-        return {row[0] for row in rows}
+        return {row[0] for row in self.connection.sql(f"show partitions {self.table}")}
 
     def remove_unregistered(self) -> None:
         """Drop data left by a load that was killed before it registered its batch."""
         registered = self.registered_partitions()
-        for pending in self.location.glob(".pending-*"):
-            shutil.rmtree(pending, ignore_errors=True)
-        for batch_dir in self.location.glob("load_batch_id=*"):
-            for format_dir in batch_dir.glob("source_format=*"):
-                if f"{batch_dir.name}/{format_dir.name}" not in registered:
-                    log.warning("removing unregistered partition %s", format_dir)
-                    shutil.rmtree(format_dir, ignore_errors=True)
+        for pending in self.files.glob(".pending-*"):
+            self.files.delete(pending)
+        for folder in self.files.glob("load_batch_id=*/source_format=*"):
+            if "/".join(folder.rsplit("/", 2)[-2:]) not in registered:
+                log.warning("removing unregistered partition %s", folder)
+                self.files.delete(folder)
 
     def landed_files(self, source_format: str) -> set[str]:
         rows = self.connection.sql(
@@ -146,34 +177,144 @@ class Landing:
         latest = rows[0][0] or 0
         return max(time.time_ns() // 1000, latest + 1)
 
-    def commit(self, pending: Path, batch_id: int, source_format: str) -> None:
-        target = self.location / f"load_batch_id={batch_id}" / f"source_format={source_format}"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        pending.rename(target)
+    def pending_folder(self, batch_id: int, source_format: str) -> str:
+        return self.files.join(f".pending-{batch_id}-{source_format}")
+
+    def commit(self, pending: str, batch_id: int, source_format: str) -> None:
+        self.files.move(pending, self.files.join(f"load_batch_id={batch_id}", f"source_format={source_format}"))
         self.connection.sql(
             f"alter table {self.table} add if not exists partition "
             f"(load_batch_id={batch_id}, source_format='{source_format}')"
         )
 
 
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    sha256: str
+    bytes: int  # decompressed
+    estimated_messages: int
+
+
 class Progress:
-    """Logs how far a long load has got, at most every few seconds."""
+    """Logs how far a Spark job has got, every few seconds while it runs (status tracker:
+    tasks; accumulator: messages of the tasks done)."""
 
-    def __init__(self, every_seconds: float = 5.0) -> None:
+    def __init__(self, spark: Any, what: str, messages: Any = None, every: float = PROGRESS_SECONDS) -> None:
+        self.context = spark.sparkContext
+        self.what = what
+        self.messages = messages
+        self.every = every
+        self.group = f"cdc-load-{uuid.uuid4().hex[:8]}"
         self.started = time.monotonic()
-        self.last = self.started
-        self.every = every_seconds
-        self.messages = 0
-        self.files = 0
+        self._stop = threading.Event()
 
-    def tick(self, messages: int = 0, files: int = 0, force: bool = False) -> None:
-        self.messages += messages
-        self.files += files
-        now = time.monotonic()
-        if force or now - self.last >= self.every:
-            self.last = now
-            rate = self.messages / max(now - self.started, 1e-9)
-            log.info("%d files, %d messages landed (%.0f messages/s)", self.files, self.messages, rate)
+    def __enter__(self) -> Progress:
+        self.context.setJobGroup(self.group, self.what)
+        threading.Thread(target=self._run, name="cdc-load-progress", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self.context.setLocalProperty("spark.jobGroup.id", None)
+        self.context.setLocalProperty("spark.job.description", None)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            try:
+                self.report()
+            except Exception:  # progress is best effort: the job itself reports its errors
+                log.debug("no progress report", exc_info=True)
+
+    def report(self) -> None:
+        tracker = self.context.statusTracker()
+        done = running = total = 0
+        for job_id in tracker.getJobIdsForGroup(self.group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job else []:
+                stage = tracker.getStageInfo(stage_id)
+                if stage:
+                    done += stage.numCompletedTasks
+                    running += stage.numActiveTasks
+                    total += stage.numTasks
+        messages = f", {self.messages.value:,} messages" if self.messages is not None else ""
+        elapsed = time.monotonic() - self.started
+        log.info("%s: %d of %d tasks done, %d running%s (%.0f s)", self.what, done, total, running, messages, elapsed)
+
+
+@contextmanager
+def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _digest(spark: Any, paths: list[str]) -> list[tuple[str | None, int, int, str | None]]:
+    """(sha256, decompressed bytes, estimated messages, error) of each file, by Spark tasks."""
+    tasks = task_files([Path(path).stat().st_size for path in paths], spark.sparkContext.defaultParallelism)
+    frame = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(HashFiles(tuple(paths), tasks), HASH_SCHEMA)
+    with Progress(spark, f"hashing {len(paths)} files"):
+        rows = {row.file_no: row for row in frame.collect()}
+    return [
+        (rows[number].sha256, rows[number].bytes, rows[number].estimated_messages, rows[number].error)
+        for number in range(len(paths))
+    ]
+
+
+def _batches(files: list[SourceFile], max_batch_messages: int) -> list[list[SourceFile]]:
+    """Files in landing batches: a new batch starts once one holds `max_batch_messages`."""
+    batches: list[list[SourceFile]] = []
+    count = max_batch_messages
+    for source in files:
+        if count >= max_batch_messages:
+            batches.append([])
+            count = 0
+        batches[-1].append(source)
+        count += source.estimated_messages
+    return batches
+
+
+def _write_batch(
+    spark: Any, files: list[SourceFile], folder: str, source_format: str, settings: dict[str, Any], what: str
+) -> int:
+    """Splits `files` into messages and writes them as parquet to `folder`; the message count."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F  # noqa: N812
+
+    tasks = task_files([source.bytes for source in files], spark.sparkContext.defaultParallelism)
+    messages = spark.sparkContext.accumulator(0)
+    split = SplitFiles(tuple(source.path for source in files), tasks, settings["carrier"], settings, progress=messages)
+    # what every message of a file shares, joined on by file number (cheaper than per-row in Python)
+    sources = spark.createDataFrame(
+        [
+            (number, source.path, source.sha256, f"{source_format}:{source.sha256[:32]}:")
+            for number, source in enumerate(files)
+        ],
+        "file_no int, source_file string, source_file_sha256 string, id_prefix string",
+    )
+    landed_at = time.time_ns() // 1000
+    rows = (
+        spark.range(0, len(tasks), 1, len(tasks))
+        .mapInArrow(split, SPLIT_SCHEMA)
+        .join(F.broadcast(sources), "file_no")
+        .select(
+            F.concat("id_prefix", F.col("message_index").cast("string")).alias("message_id"),
+            *LANDING_COLUMNS[1:-1],
+            F.timestamp_micros(F.lit(landed_at)).alias("landed_at"),
+        )
+    )
+    counted = Observation("landed")
+    with _session_conf(spark, WRITE_CONF), Progress(spark, what, messages):
+        rows.observe(counted, F.count(F.lit(1)).alias("messages")).write.options(**PARQUET_OPTIONS).parquet(folder)
+    return int(counted.get["messages"])
 
 
 def land(
@@ -182,100 +323,58 @@ def land(
     target: str | None = None,
     max_batch_messages: int = 5_000_000,
 ) -> dict[str, int]:
-    formats = project_formats()
-    carrier = formats[source_format]["carrier"]
-    check_schemas(source_format, formats[source_format])  # a wrong schema path: one line, before Spark starts
-    files = list(iter_files(paths))
+    """Lands the messages of `paths` (files or folders); counts of files, files skipped (landed
+    before), files that could not be read, messages and batches."""
+    settings = project_formats()[source_format]
+    if settings["carrier"] not in ("json", "avro"):
+        raise ValueError(f"unknown carrier {settings['carrier']!r} in dbt_project.yml")
+    check_schemas(source_format, settings)  # a wrong schema path: one line, before Spark starts
+    files = [str(path) for path in iter_files(paths)]
+    stats = {"files": 0, "files_skipped": 0, "files_unreadable": 0, "messages": 0, "batches": 0}
     connection = connect(target)
     try:
-        landing = Landing(connection)
+        spark = connection.files_spark()
+        landing = Landing(connection, spark)
         landing.remove_unregistered()
+        if not files:
+            return stats
         already = landing.landed_files(source_format)
-        progress = Progress()
-        stats = {"files": 0, "files_skipped": 0, "messages": 0, "batches": 0}
-        batch = _Batch(landing, source_format)
-        for path in files:
-            data = read_bytes(path)
-            digest = hashlib.sha256(data).hexdigest()
-            if digest in already:
+        new: list[SourceFile] = []
+        for path, (sha256, size, estimate, error) in zip(files, _digest(spark, files), strict=True):
+            if sha256 is None:
+                log.error("cannot read %s: %s", path, error)
+                stats["files_unreadable"] += 1
+            elif sha256 in already:
                 log.info("skipping %s: already landed", path)
                 stats["files_skipped"] += 1
-                continue
-            already.add(digest)
-            if batch.messages >= max_batch_messages:
-                stats["batches"] += batch.commit()
-                batch = _Batch(landing, source_format)
-            count = batch.add_file(path, digest, split_messages(path, data, carrier, formats[source_format]), progress)
-            stats["files"] += 1
+            else:
+                already.add(sha256)
+                new.append(SourceFile(path, sha256, size, estimate))
+        batches = _batches(new, max_batch_messages)
+        for number, batch in enumerate(batches, 1):
+            batch_id = landing.next_batch_id()
+            pending = landing.pending_folder(batch_id, source_format)
+            what = f"batch {number} of {len(batches)} ({len(batch)} files)"
+            count = _write_batch(spark, batch, pending, source_format, settings, what)
+            landing.commit(pending, batch_id, source_format)
+            log.info("batch %d committed: %d messages from %d files", batch_id, count, len(batch))
+            stats["files"] += len(batch)
             stats["messages"] += count
-            progress.tick(files=1)
-        stats["batches"] += batch.commit()
-        progress.tick(force=True)
+            stats["batches"] += 1
         return stats
     finally:
         connection.close()
 
 
-class _Batch:
-    """One landing batch: rows streamed into a parquet file, registered on commit."""
-
-    def __init__(self, landing: Landing, source_format: str) -> None:
-        self.landing = landing
-        self.source_format = source_format
-        self.batch_id = landing.next_batch_id()
-        self.landed_at = time.time_ns() // 1000
-        self.pending = landing.location / f".pending-{self.batch_id}-{source_format}"
-        self.writer: pq.ParquetWriter | None = None
-        self.messages = 0
-
-    def add_file(self, path: Path, digest: str, messages: Iterable[Message], progress: Progress) -> int:
-        columns: dict[str, list[Any]] = {name: [] for name in LANDING_COLUMNS.names}
-        count = 0
-        for message in messages:
-            columns["message_id"].append(f"{self.source_format}:{digest[:32]}:{message.index}")
-            columns["source_file"].append(str(path))
-            columns["source_file_sha256"].append(digest)
-            columns["message_index"].append(message.index)
-            columns["byte_offset"].append(message.byte_offset)
-            columns["message_text"].append(message.text)
-            columns["loader_error"].append(message.loader_error)
-            columns["landed_at"].append(self.landed_at)
-            count += 1
-            if len(columns["message_id"]) >= ROWS_PER_ROW_GROUP:
-                self._write(columns)
-                progress.tick(messages=ROWS_PER_ROW_GROUP)
-                columns = {name: [] for name in LANDING_COLUMNS.names}
-        remaining = len(columns["message_id"])
-        if remaining:
-            self._write(columns)
-            progress.tick(messages=remaining)
-        self.messages += count
-        log.info("%s: %d messages", path, count)
-        return count
-
-    def _write(self, columns: dict[str, list[Any]]) -> None:
-        if self.writer is None:
-            self.pending.mkdir(parents=True, exist_ok=True)
-            self.writer = pq.ParquetWriter(
-                self.pending / "part-00000.snappy.parquet", LANDING_COLUMNS, compression="snappy"
-            )
-        self.writer.write_table(pa.Table.from_pydict(columns, schema=LANDING_COLUMNS))
-
-    def commit(self) -> int:
-        if self.writer is None:
-            return 0
-        self.writer.close()
-        self.landing.commit(self.pending, self.batch_id, self.source_format)
-        log.info("batch %d committed: %d messages", self.batch_id, self.messages)
-        return 1
-
-
 def main(argv: list[str] | None = None) -> int:
     formats = project_formats()
     parser = argparse.ArgumentParser(
-        description="Land CDC messages, untouched, in the raw_cdc_messages table.",
-        epilog="Files already landed (same content) are skipped. Formats are declared "
-        "in dbt_project.yml (var cdc_formats).",
+        description="Land CDC messages, untouched, in the raw_cdc_messages table, as a Spark job on the "
+        "target's Spark. A file may hold JSON lines, a JSON array or concatenated JSON (Avro formats: an "
+        "Avro container, or base64 datums one per line), gzip-compressed or not.",
+        epilog="Files already landed (same content, same format) are skipped. A file that cannot be read is "
+        "named and the others still land (exit code 2). Formats are declared in dbt_project.yml (var "
+        "cdc_formats).",
     )
     parser.add_argument("--format", required=True, choices=sorted(formats), help="the message format of every PATH")
     parser.add_argument(
@@ -287,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
         "--max-batch-messages",
         type=int,
         default=5_000_000,
-        help="start a new landing batch after this many messages (default 5,000,000)",
+        help="start a new landing batch, at a file boundary, once a batch holds this many messages as "
+        "counted from the files' lines (Avro containers: records) (default 5,000,000)",
     )
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to land")
@@ -303,10 +403,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     log.info(
         "done: %(messages)d messages from %(files)d files in %(batches)d batches "
-        "(%(files_skipped)d files already landed)",
+        "(%(files_skipped)d files already landed, %(files_unreadable)d unreadable)",
         stats,
     )
-    return 0
+    return 2 if stats["files_unreadable"] else 0
 
 
 if __name__ == "__main__":
