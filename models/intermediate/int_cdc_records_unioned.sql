@@ -57,7 +57,9 @@ classified as (
             else slice(
                 filter(
                     format_settings.row_locator_columns,
-                    column_name -> map_contains_key(coalesce(with_columns.after_columns, with_columns.before_columns), column_name)
+                    column_name -> map_contains_key(
+                        coalesce(with_columns.after_columns, with_columns.before_columns), column_name
+                    )
                 ),
                 1, 1
             )
