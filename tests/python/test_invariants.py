@@ -180,3 +180,26 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
     assert failing_tests("--vars", "{cdc_test_scope: all}") == broken_key_tests
     copy_current_version(2)  # a key it changed
     assert failing_tests() == broken_key_tests
+
+    # cdc_events' rules are one test (table_is_valid), one scan: each broken rule is a row of it
+    def broken_event_rules(*args: str) -> set[tuple[str, str]]:
+        result = project.dbt("test", "--select", "cdc_events", *args, check=False)
+        (test,) = [test for test in result.result if test.node.name.startswith("table_is_valid_cdc_events")]
+        if test.status != "fail":
+            return set()
+        escaped = test.node.compiled_code.replace("{", "{{").replace("}", "}}")  # Project.query formats
+        return {tuple(row) for row in project.query(f"select rule, detail from ({escaped})")}
+
+    key_1 = "key_json = '{{\"id\":1}}'"
+    (event_id,) = project.query(f"select event_id from {{schema}}.cdc_events where {key_1}")[0]
+    # a copy of key 1's event with an op no source has
+    project.query(
+        "insert into {schema}.cdc_events select event_id, source_format, table_id, key_json, 'upsert', "
+        "before_image, after_image, after_image_is_partial, column_types, sequence_key, commit_ts, is_key_change, "
+        f"message_id, key_bucket, load_batch_id from {{schema}}.cdc_events where {key_1}"
+    )
+    assert broken_event_rules() == set()  # key 1 is not the latest run's
+    assert broken_event_rules("--vars", "{cdc_test_scope: all}") == {
+        ("unique event_id", json.dumps({"event_id": event_id}, separators=(",", ":"))),
+        ("accepted_values op", "upsert"),
+    }
