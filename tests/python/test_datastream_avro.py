@@ -124,7 +124,7 @@ def test_generated_stream_and_google_files(project, tmp_path: Path) -> None:
     assert rows(project, "test.people", "id", "email") == [(1, "dylan@email.com")]
     # testPostgresByteArray: bytea arrives base64 ("3q2+7w=="); primary_keys [] gives no key
     assert project.query(
-        "select variant_get(after_image, '$.binary_content', 'string') from {schema}.stg_datastream_avro__records "
+        "select variant_get(after_image, '$.binary_content', 'string') from {schema}.int_cdc_records "
         "where table_id = 'public.source_table'"
     ) == [("3q2+7w==",)]
     assert project.query("select table_id, quarantine_reason from {schema}.cdc_quarantine") == [
