@@ -9,7 +9,8 @@
       expressions       SQL boolean expressions every row satisfies
     Returns one row per broken rule and offending value, with how many rows break it:
     `rule` (not_null, unique, accepted_values, expression), `detail` (the column, the
-    duplicated key as JSON, the value, the expression) and `failing_rows`.
+    duplicated value, or key of several columns as JSON, the value, the expression) and
+    `failing_rows`.
 -#}
 {% test table_is_valid(model, not_null=[], unique=[], accepted_values={}, expressions=[]) %}
     {%- for name, value in {'not_null': not_null, 'expressions': expressions}.items() -%}
@@ -41,13 +42,19 @@
             {{ exceptions.raise_compiler_error(
                 "table_is_valid: each `unique` entry must be a non-empty list of columns; got " ~ columns) }}
         {%- endif -%}
-        {%- set fields = [] -%}
-        {%- for column in columns -%}
-            {%- do fields.append(cdc_string_literal(column) ~ ", " ~ cdc_quote_identifier(column)) -%}
-        {%- endfor -%}
+        {#- the key as text: one column's value as it is (no JSON to render per row), several as JSON -#}
+        {%- if columns | length == 1 -%}
+            {%- set key = "cast(" ~ cdc_quote_identifier(columns[0]) ~ " as string)" -%}
+        {%- else -%}
+            {%- set fields = [] -%}
+            {%- for column in columns -%}
+                {%- do fields.append(cdc_string_literal(column) ~ ", " ~ cdc_quote_identifier(column)) -%}
+            {%- endfor -%}
+            {%- set key = "to_json(named_struct(" ~ fields | join(', ') ~ "))" -%}
+        {%- endif -%}
         {%- do checks.append(
             "named_struct('rule', " ~ cdc_string_literal('unique ' ~ columns | join(', ')) ~ ", 'detail', "
-            ~ "to_json(named_struct(" ~ fields | join(', ') ~ ")), 'is_key', true)") -%}
+            ~ key ~ ", 'is_key', true)") -%}
     {%- endfor -%}
     {%- for column, values in accepted_values.items() -%}
         {%- set quoted = cdc_quote_identifier(column) -%}
