@@ -57,6 +57,10 @@
             ~ key ~ ", 'is_key', true)") -%}
     {%- endfor -%}
     {%- for column, values in accepted_values.items() -%}
+        {%- if values is string or values is mapping or values | length == 0 -%}
+            {{ exceptions.raise_compiler_error(
+                "table_is_valid: `accepted_values` of " ~ column ~ " must be a non-empty list of values; got " ~ values) }}
+        {%- endif -%}
         {%- set quoted = cdc_quote_identifier(column) -%}
         {%- set literals = [] -%}
         {%- for value in values -%}{%- do literals.append(cdc_string_literal(value)) -%}{%- endfor -%}
