@@ -166,16 +166,25 @@ class Landing:
                 log.warning("removing unregistered partition %s", folder)
                 self.files.delete(folder)
 
-    def landed_files(self, source_format: str) -> set[str]:
+    def landed_files(self, source_format: str, hashes: set[str]) -> set[str]:
+        """Which of the file hashes `hashes` were landed before in `source_format`. Asking for
+        these hashes only lets parquet skip the row groups by their statistics: the cost stays
+        with the number of files, not with the messages landed (a scan of every hash took 2.5 s
+        at 2M messages)."""
+        if not hashes:
+            return set()
+        wanted = ", ".join(f"'{sha256}'" for sha256 in sorted(hashes))  # hex digests of our own
         rows = self.connection.sql(
-            f"select distinct source_file_sha256 from {self.table} where source_format = '{source_format}'"
+            f"select distinct source_file_sha256 from {self.table} "
+            f"where source_format = '{source_format}' and source_file_sha256 in ({wanted})"
         )
         return {row[0] for row in rows}
 
     def next_batch_id(self) -> int:
-        rows = self.connection.sql(f"select max(load_batch_id) from {self.table}")
-        latest = rows[0][0] or 0
-        return max(time.time_ns() // 1000, latest + 1)
+        """Microseconds since epoch, above every registered batch (from the partition list: a
+        `max()` over the table runs a Spark job)."""
+        batches = [int(spec.split("/")[0].split("=")[1]) for spec in self.registered_partitions()]
+        return max(time.time_ns() // 1000, max(batches, default=0) + 1)
 
     def pending_folder(self, batch_id: int, source_format: str) -> str:
         return self.files.join(f".pending-{batch_id}-{source_format}")
@@ -338,9 +347,10 @@ def land(
         landing.remove_unregistered()
         if not files:
             return stats
-        already = landing.landed_files(source_format)
+        digests = _digest(spark, files)
+        already = landing.landed_files(source_format, {digest[0] for digest in digests if digest[0]})
         new: list[SourceFile] = []
-        for path, (sha256, size, estimate, error) in zip(files, _digest(spark, files), strict=True):
+        for path, (sha256, size, estimate, error) in zip(files, digests, strict=True):
             if sha256 is None:
                 log.error("cannot read %s: %s", path, error)
                 stats["files_unreadable"] += 1
