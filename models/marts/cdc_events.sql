@@ -6,10 +6,16 @@
     )
 }}
 {#
-    One row per row-level change, deduplicated. Records of one key at one sequence
-    position are one change: DataWorks' UPDATE_BEFOR + UPDATE_AFTER pair, a record
-    landed twice. A before image alone at a position means the row left this key
-    (a delete, or the old side of a key change). Truncates are table-wide rows with
+    One row per row-level change, deduplicated. A record landed twice is one record.
+    Different records of one key at one sequence position are one change in the formats
+    that send a change in halves (var cdc_formats, `change_in_halves`: DataWorks'
+    UPDATE_BEFOR + UPDATE_AFTER); a before image alone at a position means the row left
+    this key (a delete, or the old side of a key change). In every other format they are
+    separate changes that the source gave one position (Canal: the flat messages of one
+    batch share its `id`, `es` has whole seconds), ordered as they were landed: landing
+    batch, file, message in the file, row in the message. The second and later get
+    their position plus a tie rank as sequence_key (tie_suffix below), which sorts
+    after the position and before every later one. Truncates are table-wide rows with
     no key. A change is stored in the partition of the batch that first landed it.
 
     An incremental run reads the new batches' records, plus the records of earlier
@@ -19,6 +25,16 @@
 {%- set incremental = is_incremental() -%}
 {%- set watermark = cdc_batch_watermark() if incremental else -1 -%}
 {%- set rework_batches = cdc_events_rework_batches(watermark) if incremental else [] -%}
+{#- the landed formats whose records are whole changes: only their ties are ranked (a window
+    over every record otherwise) -#}
+{%- set tie_formats = [] -%}
+{%- for name in cdc_landed_formats() if not var('cdc_formats')[name].get('change_in_halves', false) -%}
+    {%- do tie_formats.append(cdc_string_literal(name)) -%}
+{%- endfor -%}
+{#- a tie rank after a position: a space (below every character a position holds, so the
+    position sorts first and any longer position after) and six digits -#}
+{%- set tie_suffix = "concat(' ', lpad(cast(tie_rank as string), 6, '0'))" -%}
+{%- set tie_suffix_pattern = "' [0-9]{6}$'" -%}
 with records as (
     select
         record_fingerprint,
@@ -99,6 +115,35 @@ unique_records as (
     where previous_fingerprint is distinct from record_fingerprint
 ),
 
+-- tied changes: different records at one position, in formats whose records are whole
+-- changes, ranked as they were landed (message_id is format:file hash:message index)
+ranked_records as (
+    {% if tie_formats %}
+        select
+            * except (sequence_key, tie_rank),
+            if(tie_rank = 1, sequence_key, concat(sequence_key, {{ tie_suffix }})) as sequence_key
+        from (
+            select
+                unique_records.*,
+                if(
+                    unique_records.source_format in ({{ tie_formats | join(', ') }}),
+                    row_number() over (
+                        partition by unique_records.table_id, unique_records.key_json, unique_records.sequence_key
+                        order by
+                            unique_records.load_batch_id,
+                            substring_index(unique_records.message_id, ':', 2),
+                            cast(substring_index(unique_records.message_id, ':', -1) as bigint),
+                            unique_records.record_index
+                    ),
+                    1
+                ) as tie_rank
+            from unique_records
+        ) as ranked
+    {% else %}
+        select * from unique_records
+    {% endif %}
+),
+
 keyed_changes as (
     select
         table_id,
@@ -116,7 +161,7 @@ keyed_changes as (
         max_by(message_id, record_fingerprint) as any_message_id,
         min(load_batch_id) as load_batch_id,
         bool_or(is_key_change) as is_key_change
-    from unique_records
+    from ranked_records
     where key_json is not null
     group by table_id, key_json, sequence_key
 ),
@@ -223,7 +268,8 @@ changes as (
             on
                 stored.table_id = new_positions.table_id
                 and stored.key_json <=> new_positions.key_json
-                and stored.sequence_key = new_positions.sequence_key
+                -- a tied change's position is its sequence_key without the tie rank
+                and regexp_replace(stored.sequence_key, {{ tie_suffix_pattern }}, '') = new_positions.sequence_key
         where stored.load_batch_id in ({{ rework_batches | join(', ') }})
     )
 

@@ -171,3 +171,39 @@ def test_paimon_captures_and_legacy_layout(project, tmp_path: Path) -> None:
     ]
     reasons = project.query("select quarantine_reason, count(*) from {schema}.cdc_quarantine group by 1")
     assert reasons == [("not valid JSON", 5 * 17)]
+
+
+def test_changes_sharing_a_position_stay_apart(project, tmp_path: Path) -> None:
+    """Open-source Canal gives every flat message of one batch the batch's `id`, and `es` has
+    whole seconds: an UPDATE then a DELETE of one key in one batch share (es, id). They are two
+    changes, in the order they arrived; a copy of them landed again changes nothing."""
+    first = {"id": 5, "note": "a", "amount": 1.0}
+    second = {"id": 6, "note": "b", "amount": 2.0}
+    messages = [
+        *canal_json(change("insert", 10, after=first)),
+        *canal_json(change("insert", 10, after=second)),
+        # one batch (id 20): key 5 updated then deleted; key 6 deleted then inserted again
+        *canal_json(change("update", 20, before=first, after={**first, "note": "a2"})),
+        *canal_json(change("delete", 20, before={**first, "note": "a2"})),
+        *canal_json(change("delete", 20, before=second)),
+        *canal_json(change("insert", 20, after={**second, "note": "b2"})),
+    ]
+    texts = [json.dumps(message) for message in messages]
+    project.land("canal_json", write_jsonl(tmp_path / "batch.jsonl", texts))
+    project.build()
+    project.land("canal_json", write_jsonl(tmp_path / "resent.jsonl", texts[2:]))  # the batch sent again
+    project.build()
+
+    assert project.current() == [("shop.orders", '{"id":6}', '{"amount":2.0,"id":6,"note":"b2"}')]
+    tie = " 000002"
+    history = [(k, v, cur, dele, op, s, e) for _t, k, v, _f, _to, cur, dele, op, _row, s, e in project.history()]
+    p0 = "0" * 10
+    assert history == [
+        ('{"id":5}', 1, False, False, "insert", at(10) + p0, at(20) + p0),
+        ('{"id":5}', 2, False, False, "update", at(20) + p0, at(20) + p0 + tie),
+        ('{"id":5}', 3, True, True, "delete", at(20) + p0 + tie, None),
+        ('{"id":6}', 1, False, False, "insert", at(10) + p0, at(20) + p0),
+        ('{"id":6}', 2, False, True, "delete", at(20) + p0, at(20) + p0 + tie),
+        ('{"id":6}', 3, True, False, "insert", at(20) + p0 + tie, None),
+    ]
+    assert project.query("select count(*) from {schema}.cdc_events") == [(6,)]
