@@ -50,6 +50,15 @@ SCD_CURRENT_COLUMNS = [
 ]
 
 
+def as_data(text: str) -> str:
+    """`text` as dbt must read it back from YAML: dbt renders column names, descriptions and test
+    arguments as Jinja, so a name from the source holding a Jinja delimiter is written as a
+    Jinja string literal, which renders to exactly that name (never run as a call)."""
+    if not any(delimiter in text for delimiter in ("{{", "{%", "{#")):
+        return text
+    return "{{ " + json.dumps(text) + " }}"  # a JSON string is a valid Jinja string literal
+
+
 def default_name(table_id: str) -> str:
     return re.sub(r"[^0-9a-zA-Z]+", "_", table_id).strip("_").lower() or "table"
 
@@ -100,7 +109,11 @@ def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: li
 
 def column_entries(columns: list[tuple[str, str]], scd: list[tuple[str, str, str]], table_id: str) -> list[dict]:
     entries = [
-        {"name": name, "data_type": data_type, "description": f"Source column `{name}` of {table_id}."}
+        {
+            "name": as_data(name),
+            "data_type": data_type,
+            "description": as_data(f"Source column `{name}` of {table_id}."),
+        }
         for name, data_type in columns
     ]
     entries += [{"name": name, "data_type": data_type, "description": text} for name, data_type, text in scd]
@@ -123,21 +136,26 @@ def write_models(
     document = yaml.safe_load(typed_yaml.read_text()) if typed_yaml.exists() else None
     document = document or {"version": 2, "models": []}
     document["models"] = [m for m in document["models"] if m["name"] not in (f"{name}_history", f"{name}_current")]
+    key_names = [as_data(column) for column in key_columns]
     document["models"] += [
         {
             "name": f"{name}_history",
-            "description": f"SCD type 2 history of `{table_id}` ({source_format}), one typed column per source "
-            "column; see cdc_history for the meaning of the SCD2 columns.",
+            "description": as_data(
+                f"SCD type 2 history of `{table_id}` ({source_format}), one typed column per source "
+                "column; see cdc_history for the meaning of the SCD2 columns."
+            ),
             "data_tests": [
-                {"unique_combination": {"arguments": {"columns": [*key_columns, "version_number"]}}},
+                {"unique_combination": {"arguments": {"columns": [*key_names, "version_number"]}}},
                 {"one_current_version_per_key": {"arguments": {"key_columns": ["key_json"]}}},
             ],
             "columns": column_entries(columns, SCD_HISTORY_COLUMNS, table_id),
         },
         {
             "name": f"{name}_current",
-            "description": f"The live rows of `{table_id}` ({source_format}), one typed column per source column.",
-            "data_tests": [{"unique_combination": {"arguments": {"columns": key_columns}}}],
+            "description": as_data(
+                f"The live rows of `{table_id}` ({source_format}), one typed column per source column."
+            ),
+            "data_tests": [{"unique_combination": {"arguments": {"columns": key_names}}}],
             "columns": column_entries(columns, SCD_CURRENT_COLUMNS, table_id),
         },
     ]

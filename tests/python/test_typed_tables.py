@@ -103,3 +103,46 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
         (name, data_type) for name, data_type, *_ in project.query("describe {schema}.shop_orders_current")
     )
     assert described["id"] == "bigint" and described["updated"] == "timestamp" and described["active"] == "boolean"
+
+
+def test_hostile_column_names_are_data(project, tmp_path: Path) -> None:
+    """Column names come from the source: a name that is a Jinja call stays a name, in the
+    scaffolded YAML (descriptions and test arguments, which dbt renders) and in the typed
+    tables. Rendered, the key column would drop cdc_events and the other would stop dbt."""
+    drop = f"{{% do run_query('drop table {project.schema}.cdc_events') %}}"
+    stop = "{{ exceptions.raise_compiler_error('a column name was rendered') }}"
+    odd = "it's `odd`; --${x}\n\u00e9"
+    table = "orders{{ exceptions.raise_compiler_error('a table name was rendered') }}"
+    rows = [{drop: 1, stop: "a", odd: "b"}, {drop: 2, stop: "c", odd: None}]
+    changes = [
+        Change("insert", "shop", table, n, 1_600_000_000_000 + n * 1000, (drop,), None, row)
+        for n, row in enumerate(rows, 1)
+    ]
+    project.land(
+        "dataworks_json", write_jsonl(tmp_path / "orders.jsonl", [m for c in changes for m in dataworks_json(c)])
+    )
+    project.build(tests=False)
+    copy = copy_project(tmp_path / "project")
+    project._env()
+    assert scaffold([f"shop.{table}", "--name", "shop_orders", "--project-dir", str(copy)]) == 0
+    project.dbt(
+        "build",
+        "--select",
+        "shop_orders_history",
+        "shop_orders_current",
+        "--target-path",
+        str(tmp_path / "target"),
+        project_dir=copy,
+    )
+    project.dbt("docs", "generate", "--target-path", str(tmp_path / "target"), project_dir=copy)
+
+    assert project.query("select count(*) from {schema}.cdc_events") == [(2,)]
+    described = [row[0] for row in project.query("describe {schema}.shop_orders_current")]
+    assert {drop, stop, odd} <= set(described), described
+    quoted = "`" + drop.replace("`", "``").replace("{", "{{").replace("}", "}}") + "`"  # as query() formats it
+    current = project.query(f"select {quoted} from {{schema}}.shop_orders_current order by 1")
+    assert current == [(1,), (2,)]
+    catalog = (tmp_path / "target" / "catalog.json").read_text()
+    assert "a column name was rendered" in catalog  # documented as it is, not run
+    manifest = (tmp_path / "target" / "manifest.json").read_text()
+    assert "a table name was rendered" in manifest
