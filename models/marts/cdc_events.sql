@@ -14,8 +14,9 @@
     separate changes that the source gave one position (Canal: the flat messages of one
     batch share its `id`, `es` has whole seconds), ordered as they were landed: landing
     batch, file, message in the file, row in the message. The second and later get
-    their position plus a tie rank as sequence_key (tie_suffix below), which sorts
-    after the position and before every later one. Truncates are table-wide rows with
+    their position, a space and a six-digit tie rank as sequence_key: a space sorts
+    below every character a position holds, so this sorts after the position and
+    before every later one. Truncates are table-wide rows with
     no key. A change is stored in the partition of the batch that first landed it.
 
     An incremental run reads the new batches' records, plus the records of earlier
@@ -25,16 +26,13 @@
 {%- set incremental = is_incremental() -%}
 {%- set watermark = cdc_batch_watermark() if incremental else -1 -%}
 {%- set rework_batches = cdc_events_rework_batches(watermark) if incremental else [] -%}
-{#- the landed formats whose records are whole changes: only their ties are ranked (a window
-    over every record otherwise) -#}
-{%- set tie_formats = [] -%}
+{#- the landed formats whose records are whole changes: their ties are ranked. When none has
+    landed, tie_rank is a constant, which leaves the grouping by position in the window's order
+    (no second sort of every record) -#}
+{%- set whole_change_formats = [] -%}
 {%- for name in cdc_landed_formats() if not var('cdc_formats')[name].get('change_in_halves', false) -%}
-    {%- do tie_formats.append(cdc_string_literal(name)) -%}
+    {%- do whole_change_formats.append(cdc_string_literal(name)) -%}
 {%- endfor -%}
-{#- a tie rank after a position: a space (below every character a position holds, so the
-    position sorts first and any longer position after) and six digits -#}
-{%- set tie_suffix = "concat(' ', lpad(cast(tie_rank as string), 6, '0'))" -%}
-{%- set tie_suffix_pattern = "' [0-9]{6}$'" -%}
 with records as (
     select
         record_fingerprint,
@@ -93,55 +91,37 @@ with records as (
     ),
 {% endif %}
 
--- the same record landed twice (or in two batches) is one record: its first landed copy.
--- Copies share their position, so they are found within the position's window: the
--- grouping by position below then needs no second shuffle.
+-- The same record landed twice (or in two batches) is one record: its first landed copy.
+-- Different records at one position are numbered as they were landed (tie_rank; message_id
+-- is format:file hash:message index). One window over the position, which the grouping by
+-- position below shares (no second shuffle); a position holds one or two records, so the
+-- fingerprints seen before each are a short list.
 unique_records as (
-    select * except (previous_fingerprint)
+    select
+        * except (earlier_fingerprints),
+        -- in a format that sends a change in halves, the records at a position are one change
+        if(
+            source_format in ({{ (whole_change_formats or ["''"]) | join(', ') }}),
+            size(earlier_fingerprints) + 1,
+            1
+        ) as tie_rank
     from (
         select
             records_in_scope.*,
-            lag(records_in_scope.record_fingerprint)
+            collect_set(records_in_scope.record_fingerprint)
                 over (
                     partition by records_in_scope.table_id, records_in_scope.key_json, records_in_scope.sequence_key
                     order by
-                        records_in_scope.record_fingerprint,
                         records_in_scope.load_batch_id,
-                        records_in_scope.message_id
+                        substring_index(records_in_scope.message_id, ':', 2),
+                        cast(substring_index(records_in_scope.message_id, ':', -1) as bigint),
+                        records_in_scope.record_index
+                    rows between unbounded preceding and 1 preceding
                 )
-                as previous_fingerprint
+                as earlier_fingerprints
         from records_in_scope
-    ) as ordered_records
-    where previous_fingerprint is distinct from record_fingerprint
-),
-
--- tied changes: different records at one position, in formats whose records are whole
--- changes, ranked as they were landed (message_id is format:file hash:message index)
-ranked_records as (
-    {% if tie_formats %}
-        select
-            * except (sequence_key, tie_rank),
-            if(tie_rank = 1, sequence_key, concat(sequence_key, {{ tie_suffix }})) as sequence_key
-        from (
-            select
-                unique_records.*,
-                if(
-                    unique_records.source_format in ({{ tie_formats | join(', ') }}),
-                    row_number() over (
-                        partition by unique_records.table_id, unique_records.key_json, unique_records.sequence_key
-                        order by
-                            unique_records.load_batch_id,
-                            substring_index(unique_records.message_id, ':', 2),
-                            cast(substring_index(unique_records.message_id, ':', -1) as bigint),
-                            unique_records.record_index
-                    ),
-                    1
-                ) as tie_rank
-            from unique_records
-        ) as ranked
-    {% else %}
-        select * from unique_records
-    {% endif %}
+    ) as landed_records
+    where not array_contains(earlier_fingerprints, record_fingerprint)
 ),
 
 keyed_changes as (
@@ -149,6 +129,7 @@ keyed_changes as (
         table_id,
         key_json,
         sequence_key,
+        {{ 'tie_rank' if whole_change_formats else '1 as tie_rank' }},
         max(commit_ts) as commit_ts,
         max(key_bucket) as key_bucket,
         max_by(after_image, if(after_image is not null, record_fingerprint, null)) as after_image,
@@ -161,16 +142,18 @@ keyed_changes as (
         max_by(message_id, record_fingerprint) as any_message_id,
         min(load_batch_id) as load_batch_id,
         bool_or(is_key_change) as is_key_change
-    from ranked_records
+    from unique_records
     where key_json is not null
-    group by table_id, key_json, sequence_key
+    group by table_id, key_json, sequence_key{{ ', tie_rank' if whole_change_formats }}
 ),
 
 row_changes as (
     select
         table_id,
         key_json,
-        sequence_key,
+        -- the second and later change at a position: the position, a space, the tie rank
+        if(tie_rank = 1, sequence_key, concat(sequence_key, ' ', lpad(cast(tie_rank as string), 6, '0')))
+            as sequence_key,
         -- an after image decides the change; a before image alone means the row left the key
         case when after_image is not null then after_op else 'delete' end as op,
         before_image,
@@ -269,7 +252,7 @@ changes as (
                 stored.table_id = new_positions.table_id
                 and stored.key_json <=> new_positions.key_json
                 -- a tied change's position is its sequence_key without the tie rank
-                and regexp_replace(stored.sequence_key, {{ tie_suffix_pattern }}, '') = new_positions.sequence_key
+                and regexp_replace(stored.sequence_key, ' [0-9]{6}$', '') = new_positions.sequence_key
         where stored.load_batch_id in ({{ rework_batches | join(', ') }})
     )
 

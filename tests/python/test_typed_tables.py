@@ -33,7 +33,25 @@ def copy_project(destination: Path) -> Path:
     return destination
 
 
+def hostile_table(schema: str) -> tuple[str, list[str], list[Change]]:
+    """A source table whose names are Jinja calls: rendered, its key column would drop
+    cdc_events and the other names would stop dbt. Plus quotes, backticks, `--`, a Spark
+    variable, a newline and non-ASCII in one name. (table name, column names, changes)"""
+    drop = f"{{% do run_query('drop table {schema}.cdc_events') %}}"
+    stop = "{{ exceptions.raise_compiler_error('a column name was rendered') }}"
+    odd = "it's `odd`; --${x}\n\u00e9"
+    table = "orders{{ exceptions.raise_compiler_error('a table name was rendered') }}"
+    rows = [{drop: 1, stop: "a", odd: "b"}, {drop: 2, stop: "c", odd: None}]
+    changes = [
+        Change("insert", "shop", table, n, 1_600_000_000_000 + n * 1000, (drop,), None, row)
+        for n, row in enumerate(rows, 1)
+    ]
+    return table, [drop, stop, odd], changes
+
+
 def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
+    """Beside shop.orders, a table with hostile names: names are data in the scaffolded YAML
+    (dbt renders column names, descriptions and test arguments) and in the typed tables."""
     first = {"id": 1, "name": "a", "amount": 1.5, "active": True, "updated": 1_600_000_000_123}
     second = {"id": 2, "name": "b", "amount": 2.0, "active": False, "updated": 1_600_000_001_000}
     changes = [
@@ -44,14 +62,15 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
         change("update", 4, before=first, after=first | {"amount": 3.25, "note; drop": "added"}),
         change("delete", 5, before=second),
     ]
-    project.land(
-        "dataworks_json", write_jsonl(tmp_path / "orders.jsonl", [m for c in changes for m in dataworks_json(c)])
-    )
+    hostile, hostile_columns, hostile_changes = hostile_table(project.schema)
+    messages = [m for c in changes + hostile_changes for m in dataworks_json(c)]
+    project.land("dataworks_json", write_jsonl(tmp_path / "orders.jsonl", messages))
     project.build(tests=False)
 
     copy = copy_project(tmp_path / "project")
     project._env()
     assert scaffold(["shop.orders", "--project-dir", str(copy)]) == 0
+    assert scaffold([f"shop.{hostile}", "--name", "hostile", "--project-dir", str(copy)]) == 0
 
     # one configuration line, two one-line models, their YAML with the key tests
     config = yaml.safe_load((copy / "dbt_project.yml").read_text())["vars"]["cdc_typed_tables"]
@@ -79,12 +98,15 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
         "--select",
         "shop_orders_history",
         "shop_orders_current",
+        "hostile_history",
+        "hostile_current",
         "--target-path",
         str(tmp_path / "target"),
         project_dir=copy,
     )
     ran = Counter(str(r.node.resource_type) for r in result.result.results)
-    assert ran == {"model": 2, "test": 3}
+    assert ran == {"model": 4, "test": 6}
+    project.dbt("docs", "generate", "--target-path", str(tmp_path / "target"), project_dir=copy)
 
     history = project.query(
         "select id, version_number, is_deleted, amount, `note; drop`, updated from {schema}.shop_orders_history "
@@ -104,45 +126,12 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     )
     assert described["id"] == "bigint" and described["updated"] == "timestamp" and described["active"] == "boolean"
 
-
-def test_hostile_column_names_are_data(project, tmp_path: Path) -> None:
-    """Column names come from the source: a name that is a Jinja call stays a name, in the
-    scaffolded YAML (descriptions and test arguments, which dbt renders) and in the typed
-    tables. Rendered, the key column would drop cdc_events and the other would stop dbt."""
-    drop = f"{{% do run_query('drop table {project.schema}.cdc_events') %}}"
-    stop = "{{ exceptions.raise_compiler_error('a column name was rendered') }}"
-    odd = "it's `odd`; --${x}\n\u00e9"
-    table = "orders{{ exceptions.raise_compiler_error('a table name was rendered') }}"
-    rows = [{drop: 1, stop: "a", odd: "b"}, {drop: 2, stop: "c", odd: None}]
-    changes = [
-        Change("insert", "shop", table, n, 1_600_000_000_000 + n * 1000, (drop,), None, row)
-        for n, row in enumerate(rows, 1)
-    ]
-    project.land(
-        "dataworks_json", write_jsonl(tmp_path / "orders.jsonl", [m for c in changes for m in dataworks_json(c)])
-    )
-    project.build(tests=False)
-    copy = copy_project(tmp_path / "project")
-    project._env()
-    assert scaffold([f"shop.{table}", "--name", "shop_orders", "--project-dir", str(copy)]) == 0
-    project.dbt(
-        "build",
-        "--select",
-        "shop_orders_history",
-        "shop_orders_current",
-        "--target-path",
-        str(tmp_path / "target"),
-        project_dir=copy,
-    )
-    project.dbt("docs", "generate", "--target-path", str(tmp_path / "target"), project_dir=copy)
-
-    assert project.query("select count(*) from {schema}.cdc_events") == [(2,)]
-    described = [row[0] for row in project.query("describe {schema}.shop_orders_current")]
-    assert {drop, stop, odd} <= set(described), described
+    # the hostile names: nothing ran, every name arrived whole
+    drop = hostile_columns[0]
+    assert project.query("select count(*) from {schema}.cdc_events where key_json is not null") == [(6,)]
+    assert set(hostile_columns) <= {row[0] for row in project.query("describe {schema}.hostile_current")}
     quoted = "`" + drop.replace("`", "``").replace("{", "{{").replace("}", "}}") + "`"  # as query() formats it
-    current = project.query(f"select {quoted} from {{schema}}.shop_orders_current order by 1")
-    assert current == [(1,), (2,)]
+    assert project.query(f"select {quoted} from {{schema}}.hostile_current order by 1") == [(1,), (2,)]
     catalog = (tmp_path / "target" / "catalog.json").read_text()
-    assert "a column name was rendered" in catalog  # documented as it is, not run
-    manifest = (tmp_path / "target" / "manifest.json").read_text()
-    assert "a table name was rendered" in manifest
+    assert "a column name was rendered" in catalog  # documented as it is
+    assert "a table name was rendered" in (tmp_path / "target" / "manifest.json").read_text()
