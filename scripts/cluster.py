@@ -100,6 +100,7 @@ class Cluster:
             SPARK_HOME=str(self.spark_home),
             SPARK_LOCAL_DIRS=str(self.home / "local"),  # shuffle and spill files stay under home
             PYSPARK_PYTHON=sys.executable,
+            SPARK_LOCAL_IP="127.0.0.1",  # every daemon and driver on loopback
             **(env or {}),
         )
         with log_path.open("w") as output:

@@ -164,6 +164,10 @@ def cluster_spark(conf: dict[str, str]) -> Any:
     from pyspark.sql import SparkSession
 
     master = conf["spark.master"]
+    address = urlsplit(master)
+    require_reachable(
+        "the Spark master", address.hostname, address.port or 7077, "start it (make cluster) or set CDC_SPARK_MASTER"
+    )
     active = SparkSession.getActiveSession()
     if active is not None:
         if active.sparkContext.master == master:
@@ -173,15 +177,14 @@ def cluster_spark(conf: dict[str, str]) -> Any:
             f"this process already runs Spark on {active.sparkContext.master}: "
             f"load on the cluster ({master}) from a process of its own"
         )
-    address = urlsplit(master)
-    require_reachable(
-        "the Spark master", address.hostname, address.port or 7077, "start it (make cluster) or set CDC_SPARK_MASTER"
-    )
     builder = SparkSession.builder.appName("cdc-load").config("spark.ui.showConsoleProgress", "false")
     for key, value in conf.items():
         builder = builder.config(key, value)
     # the loader's tasks run in Python workers on the executors: this interpreter and package
     builder = builder.config("spark.pyspark.python", sys.executable)
+    if address.hostname in ("127.0.0.1", "localhost"):
+        # a cluster on loopback: the driver listens there too (else on the host's address)
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     if os.environ.get("PYTHONPATH"):
         builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
     spark = builder.getOrCreate()
