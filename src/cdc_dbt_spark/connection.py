@@ -159,8 +159,9 @@ def require_reachable(what: str, host: str, port: int, hint: str) -> None:
             raise SystemExit(f"{what} at {host}:{port} is unreachable: {hint}")
 
 
-def cluster_spark(conf: dict[str, str]) -> Any:
-    """This process's application on the cluster (a SparkSession submitted to `spark.master`)."""
+def cluster_spark(conf: dict[str, str], hive: bool = False) -> Any:
+    """This process's application on the cluster (a SparkSession submitted to `spark.master`);
+    with `hive`, it reads and writes the tables of the shared metastore itself."""
     from pyspark.sql import SparkSession
 
     master = conf["spark.master"]
@@ -178,6 +179,8 @@ def cluster_spark(conf: dict[str, str]) -> Any:
             f"load on the cluster ({master}) from a process of its own"
         )
     builder = SparkSession.builder.appName("cdc-load").config("spark.ui.showConsoleProgress", "false")
+    if hive:
+        builder = builder.enableHiveSupport()
     for key, value in conf.items():
         builder = builder.config(key, value)
     # the loader's tasks run in Python workers on the executors: this interpreter and package
