@@ -207,13 +207,15 @@ class Cluster:
         except OSError:
             return 0
 
-    def start(self, timeout: float) -> None:
+    def preflight(self) -> dict[str, str]:
+        """What must hold before anything starts (a failure here stops nothing); the settings."""
         self.home.mkdir(parents=True, exist_ok=True)
         if self._pids():
             raise ClusterError(f"a cluster was started from {self.home} and not stopped: run `stop` first")
         jar = self._require_installed()
         password_file = self.home / "metastore.password"
         if not os.environ.get("CDC_METASTORE_PASSWORD") and not password_file.exists():
+            # generated once, kept with the data folder it was initialised with
             password_file.write_text(secrets.token_urlsafe(24) + "\n")
             password_file.chmod(0o600)
         conf = cluster_conf()
@@ -222,13 +224,23 @@ class Cluster:
         master = urlsplit(conf["spark.master"])
         if master.scheme != "spark" or master.hostname not in LOOPBACK:
             raise ClusterError(f"the master {conf['spark.master']} is not on this machine: nothing to start here")
+        metastore = urlsplit(conf["spark.hadoop.javax.jdo.option.ConnectionURL"].removeprefix("jdbc:"))
+        ports = (
+            [("the metastore", metastore.hostname, metastore.port or 5432)] if metastore.hostname in LOOPBACK else []
+        )
         for name, host, port in [
+            *ports,
             ("the master", master.hostname, master.port),
             ("the master's web UI", "127.0.0.1", self.webui_port),
             ("the Thrift server", self.thrift_host, self.thrift_port),
         ]:
             if _port_open(host, port):
                 raise ClusterError(f"something already listens on {host}:{port}, {name}'s port")
+        return conf
+
+    def start(self, conf: dict[str, str], timeout: float) -> None:
+        """Starts every service; on failure, main() stops what was started."""
+        master = urlsplit(conf["spark.master"])
         warehouse = urlsplit(conf["spark.sql.warehouse.dir"])
         if warehouse.scheme == "file":
             Path(warehouse.path).mkdir(parents=True, exist_ok=True)
@@ -370,8 +382,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.action == "stop":
             cluster.stop()
             return 0
+        conf = cluster.preflight()
         try:
-            cluster.start(args.timeout)
+            cluster.start(conf, args.timeout)
         except BaseException:
             cluster.stop()  # nothing half-started is left running
             raise
