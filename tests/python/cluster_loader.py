@@ -10,6 +10,7 @@ the application's id and UI address.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -20,6 +21,8 @@ from cdc_dbt_spark.loader import land
 def main() -> int:
     from pyspark.sql import SparkSession
 
+    # the loader's progress in this process's stderr (the test's cluster-loader.log)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for line in sys.stdin:
         request = json.loads(line)
         os.environ["CDC_SCHEMA"] = request["schema"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import socket
 import subprocess
 import sys
@@ -78,6 +79,8 @@ def cluster() -> Iterator[dict[str, str]]:
 class ClusterLoader:
     """The loader as an application on the cluster, in a process of its own (cluster_loader.py)."""
 
+    TIMEOUT = 300  # seconds a load may take here: a hung load fails the test, not the suite
+
     def __init__(self, log_path: Path) -> None:
         self.log = log_path.open("w")
         self.process = subprocess.Popen(
@@ -88,20 +91,34 @@ class ClusterLoader:
             text=True,
             cwd=PROJECT_ROOT,
         )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, name="cluster-loader-output", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)  # the process ended
 
     def submit(self, schema: str, source_format: str, paths: list[Path], max_batch_messages: int = 5_000_000) -> None:
-        request = {"format": source_format, "paths": [str(path) for path in paths]}
-        request["max_batch_messages"] = max_batch_messages
-        self.process.stdin.write(json.dumps({**request, "schema": schema}) + "\n")
+        request = {"schema": schema, "format": source_format, "paths": [str(path) for path in paths]}
+        self.process.stdin.write(json.dumps({**request, "max_batch_messages": max_batch_messages}) + "\n")
         self.process.stdin.flush()
 
     def result(self) -> dict:
-        for line in self.process.stdout:
+        deadline = time.monotonic() + self.TIMEOUT
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(
+                    f"no answer from the cluster loader in {self.TIMEOUT} s; see {self.log.name}"
+                ) from None
+            if line is None:
+                raise AssertionError(f"the cluster loader exited {self.process.wait()}; see {self.log.name}")
             if line.startswith("RESULT "):
                 result = json.loads(line.removeprefix("RESULT "))
                 assert "error" not in result, f"load on the cluster failed: {result['error']} (log {self.log.name})"
                 return result
-        raise AssertionError(f"the cluster loader exited {self.process.wait()}; see {self.log.name}")
 
     def land(self, schema: str, source_format: str, paths: list[Path], max_batch_messages: int = 5_000_000) -> dict:
         self.submit(schema, source_format, paths, max_batch_messages)
