@@ -63,9 +63,12 @@ def cluster() -> Iterator[dict[str, str]]:
     }
     previous = {name: os.environ.get(name) for name in environment}
     os.environ.update(environment)
+    home = Path(environment["CDC_CLUSTER_HOME"])
+    started: dict[str, int] = {}
     try:
-        started = subprocess.run([sys.executable, str(SCRIPT), "start"], cwd=PROJECT_ROOT, check=False)
-        assert started.returncode == 0, f"the cluster did not start; see {environment['CDC_CLUSTER_HOME']}"
+        completed = subprocess.run([sys.executable, str(SCRIPT), "start"], cwd=PROJECT_ROOT, check=False)
+        assert completed.returncode == 0, f"the cluster did not start; see {home}"
+        started = json.loads((home / "pids.json").read_text())
         yield environment
     finally:
         subprocess.run([sys.executable, str(SCRIPT), "stop"], cwd=PROJECT_ROOT, check=False)
@@ -74,6 +77,12 @@ def cluster() -> Iterator[dict[str, str]]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+    # stop ended everything start started: every process group, PostgreSQL
+    for name, pid in started.items():
+        if name != "postgres":
+            with pytest.raises(ProcessLookupError):
+                os.killpg(pid, 0)
+    assert not (home / "postgres" / "postmaster.pid").exists(), "PostgreSQL still runs"
 
 
 class ClusterLoader:
