@@ -1,10 +1,12 @@
 # Two commands on a fresh machine (Python 3.11 and Java 17):
 #   make demo   set up, land sample messages of every format, dbt build, print a summary
 #   make test   set up, then the whole test suite (ruff, sqlfluff, pytest with dbt builds)
+# and a Spark cluster on this machine for target `cluster` (README, "On your cluster"):
+#   make cluster / make cluster-stop
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: setup browser demo test docs clean
+.PHONY: setup browser cluster-packages cluster cluster-stop demo test docs clean
 
 setup: $(VENV)/.installed
 
@@ -13,6 +15,19 @@ browser:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "the docs test needs Debian's chromium: sudo apt-get install chromium"; exit 1; fi; }
+
+# The cluster's metastore database and its JDBC driver (Debian's packages).
+CLUSTER_PACKAGES := postgresql libpostgresql-jdbc-java
+cluster-packages:
+	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f /usr/share/java/postgresql.jar ]; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CLUSTER_PACKAGES); \
+	  else echo "target cluster needs Debian's $(CLUSTER_PACKAGES): sudo apt-get install $(CLUSTER_PACKAGES)"; exit 1; fi; }
+
+cluster: setup cluster-packages
+	$(PYTHON) scripts/cluster.py start
+
+cluster-stop: setup
+	$(PYTHON) scripts/cluster.py stop
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	@command -v java >/dev/null || { echo "Java 17 is required (apt-get install openjdk-17-jre-headless)"; exit 1; }
@@ -25,7 +40,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 demo: setup
 	$(PYTHON) scripts/demo.py
 
-test: setup browser
+test: setup browser cluster-packages
 	scripts/run_tests.sh
 
 docs: setup

@@ -15,6 +15,12 @@ Steps, on the same data and Spark settings (the local target), in one run:
 Prints a table and writes a JSON report (events, bytes, seconds, events/s, peak driver memory,
 full/floor, full/hand_written, incremental/full, ours/anchor, small against its limit). Not part of the
 test suite.
+
+    python scripts/bench.py --target cluster --events 2000000 --keys 200000
+
+runs the same steps on a running cluster (make cluster): floor, hand_written and the loads run as one
+application on its master (reading the shared metastore), dbt builds on its Thrift server, schema `bench`
+(dropped first). Peak driver memory is then the Thrift server's, where dbt's SQL is planned.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from typing import Any
 from bench_hand_written import HAND_WRITTEN
 from cdc_generate import CONTAINER_FORMATS, ENCODERS, Scenario, message_lines
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, cluster_spark, connect
 from cdc_dbt_spark.loader import land
 
 log = logging.getLogger("bench")
@@ -60,8 +66,8 @@ class Step:
 class DriverMemory:
     """Peak resident memory of the Spark driver JVM (VmHWM), reset between steps."""
 
-    def __init__(self) -> None:
-        self.pid: int | None = None
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid = pid  # default: the JVM this process started
 
     def _jvm_pid(self) -> int | None:
         if self.pid is None:
@@ -176,6 +182,12 @@ def generate(args: argparse.Namespace, work: Path) -> dict[str, MessageFiles]:
 
 # what a scheduled run does: models and data tests (the unit tests do not depend on the data)
 BUILD = ("build", "--exclude-resource-type", "unit_test")
+
+
+def thrift_server_pid() -> int | None:
+    """The JVM of the local cluster's Thrift server (spark-submit execs it), if scripts/cluster.py started it."""
+    pids_path = cluster_home() / "pids.json"
+    return json.loads(pids_path.read_text()).get("thrift-server") if pids_path.exists() else None
 
 
 def run_dbt(*arguments: str) -> dict:
@@ -310,6 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--small-messages", type=int, default=1000, help="messages of the small run (after the incremental one)"
     )
+    parser.add_argument(
+        "--target",
+        choices=["local", "cluster"],
+        default="local",
+        help="local: the embedded default (a warehouse of its own in the work dir); cluster: a running "
+        "cluster (make cluster), schema bench dropped first",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "bench")
     parser.add_argument("--report", type=Path, default=None, help="JSON report path (default: in work dir)")
@@ -322,14 +341,25 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     # the warehouse every step uses, in this process and in the small run's commands
-    bench_env = {"CDC_SPARK_HOME": str(work / "spark"), "CDC_SCHEMA": "bench", "CDC_TARGET": "local"}
+    bench_env = {"CDC_SCHEMA": "bench", "CDC_TARGET": args.target}
+    if args.target == "local":
+        bench_env["CDC_SPARK_HOME"] = str(work / "spark")
     os.environ.update(bench_env)
+    if args.target == "cluster":
+        connection = connect("cluster")  # before generating: the cluster is up
+        connection.sql("drop database if exists bench cascade")
+        connection.close()
     files = generate(args, work)
     base, extra = files["base"], files["extra"]
 
-    memory = DriverMemory()
-    connection = connect("local")
-    spark = connection.spark
+    if args.target == "local":
+        memory = DriverMemory()
+        spark = connect("local").spark
+    else:
+        # one application on the cluster for floor, hand_written and the loads; dbt's SQL is planned in
+        # the Thrift server's driver, whose memory is measured
+        memory = DriverMemory(thrift_server_pid())
+        spark = cluster_spark(cluster_conf(), hive=True)
     steps: list[Step] = []
 
     memory.reset()
@@ -341,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
 
     memory.reset()
     started = time.perf_counter()
-    land(args.format, [str(work / "base")], "local")
+    land(args.format, [str(work / "base")], args.target)
     loaded = time.perf_counter()
     build = run_dbt(*BUILD)
     finished = time.perf_counter()
@@ -363,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
 
     memory.reset()
     started = time.perf_counter()
-    land(args.format, [str(work / "extra")], "local")
+    land(args.format, [str(work / "extra")], args.target)
     loaded = time.perf_counter()
     build = run_dbt(*BUILD)
     finished = time.perf_counter()
@@ -381,7 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     memory.reset()
     steps.append(anchor_auto_cdc(spark, "bench", work))
 
-    # last: the small run's commands open the metastore themselves, so this process must let go of it first
+    # last: the small run's commands open the metastore themselves (local) or need the cluster's cores
+    # (cluster), so this process must let go of its Spark first
     stop_spark(spark)
     steps.append(small_run(args.format, files["small"], work, {**os.environ, **bench_env}))
 
@@ -418,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         f"(limit {SMALL_LIMIT_S:.0f} s: {'met' if acceptance['met'] else 'NOT met'})"
     )
     report = {
+        "target": args.target,
         "format": args.format,
         "events": args.events,
         "keys": args.keys,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: lint (ruff, sqlfluff) then pytest, which lands messages and runs
-# dbt build (models, data tests, unit tests) on the local target and on a Thrift server.
+# dbt build (models, data tests, unit tests) on the local target, on a Thrift server and on a
+# Spark standalone cluster with a PostgreSQL metastore (each started and stopped by its tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=.venv/bin/python

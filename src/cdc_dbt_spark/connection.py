@@ -3,17 +3,20 @@
 The loader, the demo, the tests and the benchmark open SQL connections through
 `connect()`, so they see exactly the warehouse and metastore that `dbt build`
 sees for the chosen target (`local`: in-process Spark; `thrift`: a Spark
-Thrift Server).
+Thrift Server; `cluster`: the Thrift server of a Spark standalone cluster, whose
+applications all run with the target's `spark_conf`, see `cluster_conf()`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jinja2
 import yaml
@@ -78,6 +81,7 @@ class SqlConnection:
     schema: str
     _spark: Any = None
     _cursor: Any = None
+    cluster: dict[str, str] | None = None  # the target's cluster_conf(), if it has one
 
     def sql(self, statement: str) -> list[tuple]:
         if self._spark is not None:
@@ -96,9 +100,12 @@ class SqlConnection:
         return self._spark
 
     def files_spark(self) -> Any:
-        """A SparkSession that writes the target's files: the target's own (method session),
-        else a local one without Hive support (a Thrift server holds the metastore)."""
-        return self._spark if self._spark is not None else local_spark()
+        """A SparkSession that writes the target's files: the target's own (method session), an
+        application on the target's cluster (target with `spark_conf`), else a local one without
+        Hive support (a Thrift server holds the metastore)."""
+        if self._spark is not None:
+            return self._spark
+        return cluster_spark(self.cluster) if self.cluster is not None else local_spark()
 
     def close(self) -> None:
         if self._cursor is not None:
@@ -111,6 +118,81 @@ def spark_conf(target: str | None = None) -> dict[str, str]:
     conf = {str(k): str(v) for k, v in output.get("server_side_parameters", {}).items()}
     conf["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it
     return conf
+
+
+def cluster_home() -> Path:
+    """Where scripts/cluster.py keeps the local cluster's state (CDC_CLUSTER_HOME, default .cluster)."""
+    home = Path(os.environ.get("CDC_CLUSTER_HOME", ".cluster"))
+    return home if home.is_absolute() else PROJECT_ROOT / home
+
+
+def cluster_conf(target: str = "cluster") -> dict[str, str]:
+    """The Spark settings every application on the target's cluster runs with (its `spark_conf`
+    in profiles.yml): a relative warehouse folder made absolute (executors run elsewhere), and
+    the metastore password from CDC_METASTORE_PASSWORD or the file scripts/cluster.py wrote."""
+    output = profile_target(target)
+    if "spark_conf" not in output:
+        raise SystemExit(f"target {output['name']!r} has no spark_conf in profiles/profiles.yml")
+    conf = {str(key): str(value) for key, value in output["spark_conf"].items()}
+    warehouse = conf.get("spark.sql.warehouse.dir", "")
+    if warehouse and not urlsplit(warehouse).scheme:
+        path = Path(warehouse)
+        conf["spark.sql.warehouse.dir"] = (path if path.is_absolute() else PROJECT_ROOT / path).as_uri()
+    password_key = "spark.hadoop.javax.jdo.option.ConnectionPassword"
+    if not conf.get(password_key):
+        password_file = cluster_home() / "metastore.password"
+        if not password_file.is_file():
+            raise SystemExit(
+                f"no metastore password: set CDC_METASTORE_PASSWORD, or start the local cluster once "
+                f"(make cluster), which writes {password_file}"
+            )
+        conf[password_key] = password_file.read_text().strip()
+    conf["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it
+    return conf
+
+
+def require_reachable(what: str, host: str, port: int, hint: str) -> None:
+    """One clear line, before anything waits on a service that is not there."""
+    with socket.socket() as probe:
+        probe.settimeout(3)
+        if probe.connect_ex((host, port)) != 0:
+            raise SystemExit(f"{what} at {host}:{port} is unreachable: {hint}")
+
+
+def cluster_spark(conf: dict[str, str], hive: bool = False) -> Any:
+    """This process's application on the cluster (a SparkSession submitted to `spark.master`);
+    with `hive`, it reads and writes the tables of the shared metastore itself."""
+    from pyspark.sql import SparkSession
+
+    master = conf["spark.master"]
+    address = urlsplit(master)
+    require_reachable(
+        "the Spark master", address.hostname, address.port or 7077, "start it (make cluster) or set CDC_SPARK_MASTER"
+    )
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if active.sparkContext.master == master:
+            return active
+        # a process has one SparkContext: a job meant for the cluster must not run elsewhere
+        raise SystemExit(
+            f"this process already runs Spark on {active.sparkContext.master}: "
+            f"load on the cluster ({master}) from a process of its own"
+        )
+    builder = SparkSession.builder.appName("cdc-load").config("spark.ui.showConsoleProgress", "false")
+    if hive:
+        builder = builder.enableHiveSupport()
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    # the loader's tasks run in Python workers on the executors: this interpreter and package
+    builder = builder.config("spark.pyspark.python", sys.executable)
+    if address.hostname in ("127.0.0.1", "localhost"):
+        # a cluster on loopback: the driver listens there too (else on the host's address)
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    if os.environ.get("PYTHONPATH"):
+        builder = builder.config("spark.executorEnv.PYTHONPATH", os.environ["PYTHONPATH"])
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 def local_spark() -> Any:
@@ -152,6 +234,11 @@ def connect(target: str | None = None) -> SqlConnection:
     if output["method"] == "thrift":
         from pyhive import hive
 
+        cluster = cluster_conf(output["name"]) if "spark_conf" in output else None
+        hint = "start the local cluster (make cluster)" if cluster else "start it (scripts/thrift_server.py start)"
+        require_reachable(
+            f"the Spark Thrift Server of target {output['name']}", output["host"], int(output["port"]), hint
+        )
         connection = hive.connect(host=output["host"], port=int(output["port"]))
-        return SqlConnection(output["name"], schema, _cursor=connection.cursor())
+        return SqlConnection(output["name"], schema, _cursor=connection.cursor(), cluster=cluster)
     raise SystemExit(f"target {output['name']!r}: method {output['method']!r} is not supported")

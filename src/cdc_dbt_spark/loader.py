@@ -7,7 +7,8 @@ Every message of every file (or of every file below a folder) becomes one row ho
 exact text, its format, the file and position it came from, and the landing batch. The work
 runs on the target's Spark (`local`: the in-process session dbt uses; `thrift`: a local
 session without Hive writes the files, the Thrift server holds the metastore and registers
-them); the driver reads no file:
+them; `cluster`: as `thrift`, but the files are written by an application on the cluster's
+master, with the target's `spark_conf`); the driver reads no file:
 
 1. Spark tasks stream the files and hash their (decompressed) content. Files are recognised
    by it: a file landed before in this format, or a copy of one earlier in the call, is
