@@ -6,18 +6,18 @@
     )
 }}
 {#
-    One row per row-level change, deduplicated. A record landed twice is one record.
-    Different records of one key at one sequence position are one change in the formats
-    that send a change in halves (var cdc_formats, `change_in_halves`: DataWorks'
-    UPDATE_BEFOR + UPDATE_AFTER); a before image alone at a position means the row left
-    this key (a delete, or the old side of a key change). In every other format they are
-    separate changes that the source gave one position (Canal: the flat messages of one
-    batch share its `id`, `es` has whole seconds), ordered as they were landed: landing
-    batch, file, message in the file, row in the message. The second and later get
-    their position, a space and a six-digit tie rank as sequence_key: a space sorts
-    below every character a position holds, so this sorts after the position and
-    before every later one. Truncates are table-wide rows with
-    no key. A change is stored in the partition of the batch that first landed it.
+    One row per row-level change, deduplicated. Records of one key at one sequence
+    position are one change: DataWorks' UPDATE_BEFOR + UPDATE_AFTER pair, a record
+    landed twice. A before image alone at a position means the row left this key
+    (a delete, or the old side of a key change). In the formats whose positions can tie
+    (var cdc_formats, `positions_can_tie`: Canal gives every flat message of a batch the
+    batch's `id`, and `es` has whole seconds) different records at one position are
+    separate changes, ordered as they were landed: landing batch, file, message in the
+    file, row in the message. The second and later get their position, a space and a
+    six-digit tie rank as sequence_key: a space sorts below every character a position
+    holds, so this sorts after the position and before every later one. Truncates are
+    table-wide rows with no key. A change is stored in the partition of the batch that
+    first landed it.
 
     An incremental run reads the new batches' records, plus the records of earlier
     batches at the same positions (found with a narrow scan, see
@@ -26,12 +26,12 @@
 {%- set incremental = is_incremental() -%}
 {%- set watermark = cdc_batch_watermark() if incremental else -1 -%}
 {%- set rework_batches = cdc_events_rework_batches(watermark) if incremental else [] -%}
-{#- the landed formats whose records are whole changes: their ties are ranked. When none has
-    landed, tie_rank is a constant, which leaves the grouping by position in the window's order
-    (no second sort of every record) -#}
-{%- set whole_change_formats = [] -%}
-{%- for name in cdc_landed_formats() if not var('cdc_formats')[name].get('change_in_halves', false) -%}
-    {%- do whole_change_formats.append(cdc_string_literal(name)) -%}
+{#- the landed formats whose positions can tie: their ties are ranked. When none has landed,
+    tie_rank is a constant, which leaves the grouping by position in the window's order (no
+    second sort of every record) -#}
+{%- set tie_formats = [] -%}
+{%- for name in cdc_landed_formats() if var('cdc_formats')[name].get('positions_can_tie', false) -%}
+    {%- do tie_formats.append(cdc_string_literal(name)) -%}
 {%- endfor -%}
 with records as (
     select
@@ -99,9 +99,8 @@ with records as (
 unique_records as (
     select
         * except (earlier_fingerprints),
-        -- in a format that sends a change in halves, the records at a position are one change
         if(
-            source_format in ({{ (whole_change_formats or ["''"]) | join(', ') }}),
+            source_format in ({{ (tie_formats or ["''"]) | join(', ') }}),
             size(earlier_fingerprints) + 1,
             1
         ) as tie_rank
@@ -129,7 +128,7 @@ keyed_changes as (
         table_id,
         key_json,
         sequence_key,
-        {{ 'tie_rank' if whole_change_formats else '1 as tie_rank' }},
+        {{ 'tie_rank' if tie_formats else '1 as tie_rank' }},
         max(commit_ts) as commit_ts,
         max(key_bucket) as key_bucket,
         max_by(after_image, if(after_image is not null, record_fingerprint, null)) as after_image,
@@ -144,7 +143,7 @@ keyed_changes as (
         bool_or(is_key_change) as is_key_change
     from unique_records
     where key_json is not null
-    group by table_id, key_json, sequence_key{{ ', tie_rank' if whole_change_formats }}
+    group by table_id, key_json, sequence_key{{ ', tie_rank' if tie_formats }}
 ),
 
 row_changes as (
