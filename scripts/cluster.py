@@ -25,7 +25,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,10 +32,11 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, profile_target
+from thrift_server import server_command
+
+from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, port_open, profile_target
 
 log = logging.getLogger("cluster")
-SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 WORKERS = 2
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 APT_PACKAGES = ("postgresql", "libpostgresql-jdbc-java")
@@ -44,12 +44,6 @@ APT_PACKAGES = ("postgresql", "libpostgresql-jdbc-java")
 
 class ClusterError(Exception):
     """A one-line reason the cluster cannot start."""
-
-
-def _port_open(host: str, port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(1)
-        return probe.connect_ex((host, port)) == 0
 
 
 def _wait(what: str, ready, timeout: float, process: subprocess.Popen | None = None, log_path: Path | None = None):
@@ -134,11 +128,11 @@ class Cluster:
         address = urlsplit(url.removeprefix("jdbc:"))
         host, port, database = address.hostname, address.port or 5432, address.path.lstrip("/")
         if host not in LOOPBACK:
-            if not _port_open(host, port):
+            if not port_open(host, port):
                 raise ClusterError(f"the Hive metastore database at {host}:{port} ({url}) is unreachable")
             log.info("metastore: %s (not started here)", url)
             return
-        if _port_open(host, port):
+        if port_open(host, port):
             raise ClusterError(f"something already listens on {host}:{port}, the metastore's port ({url})")
         data = self.home / "postgres"
         socket_dir = self.home / "postgres-socket"
@@ -234,7 +228,7 @@ class Cluster:
             ("the master's web UI", "127.0.0.1", self.webui_port),
             ("the Thrift server", self.thrift_host, self.thrift_port),
         ]:
-            if _port_open(host, port):
+            if port_open(host, port):
                 raise ClusterError(f"something already listens on {host}:{port}, {name}'s port")
         return conf
 
@@ -259,7 +253,13 @@ class Cluster:
                 *("--port", str(master.port), "--webui-port", str(self.webui_port)),
             ],
         )
-        _wait("the Spark master", lambda: self._port_open_master(master), timeout, process, self.home / "master.log")
+        _wait(
+            "the Spark master",
+            lambda: port_open(master.hostname, master.port),
+            timeout,
+            process,
+            self.home / "master.log",
+        )
         log.info("master: %s (web UI http://127.0.0.1:%d)", conf["spark.master"], self.webui_port)
         for number in range(1, WORKERS + 1):
             webui = self.worker_webui_port + number - 1 if self.worker_webui_port else 0
@@ -274,27 +274,12 @@ class Cluster:
         _wait(f"{WORKERS} workers", lambda: self._alive_workers() == WORKERS, timeout, None, self.home)
         log.info("workers: %d, %s cores and %s each", WORKERS, self.worker_cores, self.worker_memory)
 
-        command = [
-            str(self.spark_home / "bin" / "spark-submit"),
-            "--class",
-            SERVER_CLASS,
-            "--name",
-            "cdc-thrift-server",
-        ]
-        for key, value in conf.items():
-            if key == "spark.driver.memory":
-                command += ["--driver-memory", value]
-            elif key == "spark.driver.extraClassPath":
-                command += ["--driver-class-path", value]
-            else:
-                command += ["--conf", f"{key}={value}"]
-        command += ["spark-internal", "--hiveconf", f"hive.server2.thrift.bind.host={self.thrift_host}"]
-        command += ["--hiveconf", f"hive.server2.thrift.port={self.thrift_port}"]
+        command = server_command(self.spark_home, conf, self.thrift_host, self.thrift_port)
         log_path = self.home / "thrift-server.log"
         process = self._spawn("thrift-server", command)
         _wait(
             "the Thrift server",
-            lambda: _port_open(self.thrift_host, self.thrift_port),
+            lambda: port_open(self.thrift_host, self.thrift_port),
             timeout,
             process,
             log_path,
@@ -302,10 +287,6 @@ class Cluster:
         log.info(
             "Thrift server: %s:%d on %s (log %s)", self.thrift_host, self.thrift_port, conf["spark.master"], log_path
         )
-
-    @staticmethod
-    def _port_open_master(master) -> bool:
-        return _port_open(master.hostname, master.port)
 
     def _require_installed(self) -> str:
         """The JDBC driver's jar; installs the apt packages when root, else names them."""

@@ -14,13 +14,12 @@ import argparse
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, profile_target, spark_conf
+from cdc_dbt_spark.connection import PROJECT_ROOT, port_open, profile_target, spark_conf
 
 log = logging.getLogger("thrift_server")
 SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -33,10 +32,24 @@ def _state_dir() -> Path:
     return path
 
 
-def _port_open(host: str, port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(1)
-        return probe.connect_ex((host, port)) == 0
+# spark-submit's own options for the settings a driver must have before its JVM starts
+DRIVER_OPTIONS = {
+    "spark.driver.memory": "--driver-memory",
+    "spark.driver.extraJavaOptions": "--driver-java-options",
+    "spark.driver.extraClassPath": "--driver-class-path",
+}
+
+
+def server_command(spark_home: Path, conf: dict[str, str], host: str, port: int) -> list[str]:
+    """spark-submit of the Thrift server with Spark settings `conf`, listening on host:port."""
+    command = [str(spark_home / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--name", "cdc-thrift-server"]
+    for key, value in conf.items():
+        command += [DRIVER_OPTIONS[key], value] if key in DRIVER_OPTIONS else ["--conf", f"{key}={value}"]
+    return [
+        *command,
+        *("spark-internal", "--hiveconf", f"hive.server2.thrift.bind.host={host}"),
+        *("--hiveconf", f"hive.server2.thrift.port={port}"),
+    ]
 
 
 def start(timeout: float = 180) -> int:
@@ -44,25 +57,10 @@ def start(timeout: float = 180) -> int:
 
     thrift = profile_target("thrift")
     host, port = thrift["host"], int(thrift["port"])
-    if _port_open(host, port):
+    if port_open(host, port):
         log.error("something already listens on %s:%d", host, port)
         return 1
-    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    command = [str(spark_submit), "--class", SERVER_CLASS, "--name", "cdc-thrift-server"]
-    for key, value in spark_conf("local").items():
-        if key == "spark.driver.memory":
-            command += ["--driver-memory", value]
-        elif key == "spark.driver.extraJavaOptions":
-            command += ["--driver-java-options", value]
-        else:
-            command += ["--conf", f"{key}={value}"]
-    command += [
-        "spark-internal",
-        "--hiveconf",
-        f"hive.server2.thrift.bind.host={host}",
-        "--hiveconf",
-        f"hive.server2.thrift.port={port}",
-    ]
+    command = server_command(Path(pyspark.__file__).parent, spark_conf("local"), host, port)
     state = _state_dir()
     log_path = state / "thrift-server.log"
     environment = dict(os.environ, SPARK_HOME=str(Path(pyspark.__file__).parent))
@@ -81,7 +79,7 @@ def start(timeout: float = 180) -> int:
         if process.poll() is not None:
             log.error("the Thrift server exited (code %s); see %s", process.returncode, log_path)
             return 1
-        if _port_open(host, port):
+        if port_open(host, port):
             log.info("Thrift server up on %s:%d (pid %d, log %s)", host, port, process.pid, log_path)
             return 0
         time.sleep(1)

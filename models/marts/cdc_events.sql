@@ -29,6 +29,8 @@
 {#- the landed formats whose positions can tie: their ties are ranked. When none has landed,
     tie_rank is a constant, which leaves the grouping by position in the window's order (no
     second sort of every record) -#}
+{#- a tie rank is written after its position as a space and this many digits -#}
+{%- set tie_rank_digits = 6 -%}
 {%- set tie_formats = [] -%}
 {%- for name in cdc_landed_formats() if var('cdc_formats')[name].get('positions_can_tie', false) -%}
     {%- do tie_formats.append(cdc_string_literal(name)) -%}
@@ -151,8 +153,11 @@ row_changes as (
         table_id,
         key_json,
         -- the second and later change at a position: the position, a space, the tie rank
-        if(tie_rank = 1, sequence_key, concat(sequence_key, ' ', lpad(cast(tie_rank as string), 6, '0')))
-            as sequence_key,
+        if(
+            tie_rank = 1,
+            sequence_key,
+            concat(sequence_key, ' ', lpad(cast(tie_rank as string), {{ tie_rank_digits }}, '0'))
+        ) as sequence_key,
         -- an after image decides the change; a before image alone means the row left the key
         case when after_image is not null then after_op else 'delete' end as op,
         before_image,
@@ -251,7 +256,7 @@ changes as (
                 stored.table_id = new_positions.table_id
                 and stored.key_json <=> new_positions.key_json
                 -- a tied change's position is its sequence_key without the tie rank
-                and regexp_replace(stored.sequence_key, ' [0-9]{6}$', '') = new_positions.sequence_key
+                and regexp_replace(stored.sequence_key, ' [0-9]{{ '{' ~ tie_rank_digits ~ '}' }}$', '') = new_positions.sequence_key
         where stored.load_batch_id in ({{ rework_batches | join(', ') }})
     )
 

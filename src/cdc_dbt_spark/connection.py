@@ -151,12 +151,17 @@ def cluster_conf(target: str = "cluster") -> dict[str, str]:
     return conf
 
 
+def port_open(host: str, port: int, timeout: float = 1) -> bool:
+    """Whether something listens on host:port."""
+    with socket.socket() as probe:
+        probe.settimeout(timeout)
+        return probe.connect_ex((host, port)) == 0
+
+
 def require_reachable(what: str, host: str, port: int, hint: str) -> None:
     """One clear line, before anything waits on a service that is not there."""
-    with socket.socket() as probe:
-        probe.settimeout(3)
-        if probe.connect_ex((host, port)) != 0:
-            raise SystemExit(f"{what} at {host}:{port} is unreachable: {hint}")
+    if not port_open(host, port, timeout=3):
+        raise SystemExit(f"{what} at {host}:{port} is unreachable: {hint}")
 
 
 def cluster_spark(conf: dict[str, str], hive: bool = False) -> Any:
