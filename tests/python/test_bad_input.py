@@ -8,6 +8,7 @@ ever becomes SQL (a table called `t; drop table cdc_current; --` is just a name)
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -15,13 +16,41 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+import yaml
 from conftest import PROJECT_ROOT, write_jsonl
+
+from cdc_dbt_spark.loader import project_formats
 
 CORPUS = PROJECT_ROOT / "tests" / "data" / "bad_input"
 
 
-def test_bad_input_corpus(project, tmp_path: Path) -> None:
-    big_value = "x" * (10 * 1024 * 1024)
+def corpus() -> dict[str, list[dict]]:
+    """format -> its cases (tests/data/bad_input/<format>/cases.yml; README.md there)."""
+    return {
+        folder.name: yaml.safe_load((folder / "cases.yml").read_text(encoding="utf-8"))
+        for folder in sorted(CORPUS.iterdir())
+        if folder.is_dir()
+    }
+
+
+def test_corpus_covers_every_format() -> None:
+    cases = corpus()
+    assert set(cases) == set(project_formats())
+    for source_format, format_cases in cases.items():
+        files = {case["file"] for case in format_cases}
+        on_disk = {path.name for path in (CORPUS / source_format).iterdir() if path.name != "cases.yml"}
+        assert files == on_disk, f"{source_format}: cases.yml and the folder's files differ"
+        for case in format_cases:
+            assert case.get("why"), f"{source_format}/{case['file']}: say why the case exists"
+            assert case.get("unreadable") or "messages" in case, f"{source_format}/{case['file']}"
+
+
+def test_bad_input_corpus(project, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every format's corpus in one build: each message is processed as its case says or
+    quarantined with the reason it names; unreadable files are named; the ledger adds up."""
+    cases = corpus()
+    big_value = "x" * (50 * 1024 * 1024)
     big = {
         "schema": {
             "dataColumn": [{"name": "id", "type": "LONG"}, {"name": "blob", "type": "STRING"}],
@@ -35,65 +64,71 @@ def test_bad_input_corpus(project, tmp_path: Path) -> None:
             "after": {"dataColumn": {"id": 1, "blob": big_value}},
         },
     }
-    big_file = write_jsonl(tmp_path / "ten_megabytes.jsonl", [big])
-    stats = project.land("dataworks_json", CORPUS / "dataworks_json", big_file)
-    landed = project.query("select count(*) from {schema}.raw_cdc_messages")[0][0]
-    assert stats["messages"] == landed == 26  # empty lines are not messages; everything else landed
+    big_file = write_jsonl(tmp_path / "fifty_megabytes.jsonl", [big])
+    caplog.set_level(logging.ERROR, logger="cdc_load")
+    for source_format, format_cases in cases.items():
+        paths = [CORPUS / source_format / case["file"] for case in format_cases]
+        extra = [big_file] if source_format == "dataworks_json" else []
+        stats = project.land(source_format, *paths, *extra)
+        unreadable = [path for path, case in zip(paths, format_cases, strict=True) if case.get("unreadable")]
+        assert stats["files_unreadable"] == len(unreadable), source_format
+        for path in unreadable:
+            assert str(path) in caplog.text, f"the loader does not name {path}"
     project.build()
 
-    reasons = dict(
-        project.query(
-            "select raw.message_text, q.quarantine_reason from {schema}.cdc_quarantine q "
-            "join {schema}.raw_cdc_messages raw on q.message_id = raw.message_id"
+    landed = dict(project.query("select source_file, count(*) from {schema}.raw_cdc_messages group by 1"))
+    quarantined: dict[tuple[str, int], set[str]] = {}
+    for source_file, index, reason in project.query(
+        "select source_file, message_index, quarantine_reason from {schema}.cdc_quarantine"
+    ):
+        quarantined.setdefault((source_file, index), set()).add(reason)
+    current: dict[str, dict[str, dict]] = {}
+    for table, key, image in project.query("select table_id, key_json, to_json(row_image) from {schema}.cdc_current"):
+        current.setdefault(table, {})[key] = json.loads(image)
+    versions = {
+        (table, key): count
+        for table, key, count in project.query(
+            "select table_id, key_json, count(*) from {schema}.cdc_history group by 1, 2"
         )
-    )
-    by_marker = {
-        "UPSERT": 'unknown operation {"op":"UPSERT"}',
-        '"other": 1': 'key column absent from the row image: ["id"]',
-        '"value": 5': "payload.sequenceId is not a whole number",
-        "id=1,v=x": "payload.after is not a JSON object",
-        '"dataColumn": "id=1"': "payload.after.dataColumn is not a JSON object",
-        '"primaryKey": "id"': "schema.primaryKey is not a list of column names",
-        "yesterday": "payload.timestamp.eventTime is not a number of milliseconds",
-        "[1, 2, 3]": "message is not a JSON object",
-        '"just a string"': "message is not a JSON object",
-        "no key anywhere": "no key: the message declares none, seed cdc_table_keys has none, no row locator column",
-        '"source": null': "no table in the message",
-        '{"schema": {}, "payload": {"sequenceId": "5"}}': "no operation in the message",
     }
-    truncated = [r for text, r in reasons.items() if text.endswith('{"name": "v", "type')]
-    assert truncated == ["not valid JSON"]
-    # one line holding a whole object and more (two objects glued together, a stray brace) is
-    # not one message: nothing of it is taken as a change
-    glued = sorted(r for text, r in reasons.items() if "glued_table" in text or "extra_brace_table" in text)
-    assert glued == ["not valid JSON", "not valid JSON"]
-    for marker, reason in by_marker.items():
-        matching = [r for text, r in reasons.items() if marker in text]
-        assert matching == [reason], (marker, matching)
-    assert "invalid UTF-8" in "".join(r for t, r in reasons.items() if "caf" in t)
+    problems = []
+    for source_format, format_cases in cases.items():
+        for case in format_cases:
+            path = str(CORPUS / source_format / case["file"])
+            where = f"{source_format}/{case['file']}"
+            expected_messages = 0 if case.get("unreadable") else case["messages"]
+            if landed.get(path, 0) != expected_messages:
+                problems.append(f"{where}: {landed.get(path, 0)} messages landed, expected {expected_messages}")
+            got = {index: reasons for (file, index), reasons in quarantined.items() if file == path}
+            want = {int(index): {reason} for index, reason in (case.get("quarantine") or {}).items()}
+            if got != want:
+                problems.append(f"{where}: quarantined {got}, expected {want}")
+            for table, keys in (case.get("current") or {}).items():
+                rows = current.get(table, {})
+                if set(rows) != set(keys):
+                    problems.append(f"{where}: {table} has current keys {sorted(rows)}, expected {sorted(keys)}")
+                for key, columns in keys.items():
+                    row = rows.get(key, {})
+                    differing = {
+                        name: row.get(name) for name, value in (columns or {}).items() if row.get(name) != value
+                    }
+                    if key in rows and differing:
+                        problems.append(f"{where}: {table} {key} has {differing}, expected {columns}")
+            for table, keys in (case.get("versions") or {}).items():
+                for key, count in keys.items():
+                    if versions.get((table, key), 0) != count:
+                        problems.append(f"{where}: {table} {key} has {versions.get((table, key), 0)} versions")
+    assert not problems, "\n".join(problems)
 
-    current = dict(
-        ((table, key), image)
-        for table, key, image in project.query(
-            "select table_id, key_json, to_json(row_image) from {schema}.cdc_current"
-        )
-    )
-    assert json.loads(current[("bad_db.ok_table", '{"id":1}')])["v"] == "fine"
-    assert not {table for table, _ in current} & {"bad_db.glued_table", "bad_db.extra_brace_table"}
-    assert ("bad_db.ok_table", '{"id":3}') in current
-    assert ("bad_db.bom_table", '{"id":1}') in current and ("bad_db.bom_table", '{"id":2}') in current
-    assert json.loads(current[("bad_db.utf8_table", '{"id":2}')])["v"] == "café ok"
-    odd = json.loads(current[("x' or '1'='1.t; drop table cdc_current; --", '{"id`x":1}')])
-    assert odd == {"id`x": 1, "a.b": 2, "semi;colon": 3, 'quo"te': 4, "it's": 5, "ünïcødé": "ñ", "naïve col": None}
-    assert ("データ.表格", '{"ключ":"к1"}') in current
-    assert len(json.loads(current[("bad_db.big_table", '{"id":1}')])["blob"]) == len(big_value)
-
+    # the 50 MB message is one change like any other
+    assert len(current["bad_db.big_table"]['{"id":1}']["blob"]) == len(big_value)
     # conservation: every landed message is accounted for
+    total = sum(landed.values())
     ledger = project.query(
         "select sum(messages_landed), sum(row_change_messages + ddl_messages + heartbeat_messages "
         "+ transaction_messages + quarantined_messages) from {schema}.cdc_load_batches"
     )
-    assert ledger == [(landed, landed)]
+    assert ledger == [(total, total)]
 
 
 def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) -> None:
