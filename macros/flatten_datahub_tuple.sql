@@ -33,6 +33,10 @@ fields as (
         nullif(trim(try_variant_get(message, '$._source_table_', 'string')), '') as source_table,
         upper(trim(try_variant_get(message, '$._before_image_', 'string'))) as before_flag,
         upper(trim(try_variant_get(message, '$._after_image_', 'string'))) as after_flag,
+        -- JSON types of the text fields (VOID: JSON null, null: absent), to name a wrong one
+        schema_of_variant(try_variant_get(message, '$._operation_type_')) as operation_type_type,
+        schema_of_variant(try_variant_get(message, '$._source_table_')) as source_table_type,
+        schema_of_variant(try_variant_get(message, '$._excute_time_')) as execute_time_type,
         case
             when {{ cdc_is_object('message') }} then
                 to_variant_object(map_filter(
@@ -44,6 +48,18 @@ fields as (
                 ))
         end as row_columns
     from landed
+),
+
+timed as (
+    select
+        fields.*,
+        -- 13 digits: epoch milliseconds (the document's samples); 16: DataHub TIMESTAMP microseconds
+        case
+            when execute_time rlike '^[0-9]{1,13}$' then timestamp_millis(cast(execute_time as bigint))
+            when execute_time rlike '^[0-9]{14,16}$' then timestamp_micros(cast(execute_time as bigint))
+            else try_cast(execute_time as timestamp)
+        end as commit_ts
+    from fields
 ),
 
 final as (
@@ -66,23 +82,24 @@ final as (
         false as after_image_is_partial,
         cast(null as map<string, string>) as column_types,
         {{ cdc_sortable_number('sequence_id') }} as sequence_key,
-        -- 13 digits: epoch milliseconds (the document's samples); 16: DataHub TIMESTAMP microseconds
-        case
-            when execute_time rlike '^[0-9]{1,13}$' then timestamp_millis(cast(execute_time as bigint))
-            when execute_time rlike '^[0-9]{14,16}$' then timestamp_micros(cast(execute_time as bigint))
-            else try_cast(execute_time as timestamp)
-        end as commit_ts,
+        commit_ts,
         cast(null as string) as ddl_text,
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
+            when operation_type_type not in ('STRING', 'VOID') then '_operation_type_ is not a string'
+            when source_table_type not in ('STRING', 'VOID') then '_source_table_ is not a string'
             when sequence_id is not null and {{ cdc_sortable_number('sequence_id') }} is null
                 then '_sequence_id_ is not a whole number'
+            when execute_time_type != 'VOID' and commit_ts is null
+                then '_excute_time_ is neither epoch milliseconds nor a timestamp'
             when before_flag not in ('Y', 'N') then '_before_image_ is neither Y nor N'
             when after_flag not in ('Y', 'N') then '_after_image_ is neither Y nor N'
+            when before_flag = 'N' and after_flag = 'N' then 'neither _before_image_ nor _after_image_ is Y'
+            when operation_type = 'D' and before_flag = 'N' then 'a delete (D) whose _before_image_ is N'
         end as format_error
-    from fields
+    from timed
 )
 
 select * from final

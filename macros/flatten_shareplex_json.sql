@@ -43,7 +43,12 @@ fields as (
             trim(try_variant_get(message, '$.meta.seq', 'string')),
             trim(split_part(try_variant_get(message, '$.meta.idx', 'string'), '/', 1))
         ) as seq,
-        trim(try_variant_get(message, '$.meta.time', 'string')) as commit_time
+        try_variant_get(message, '$.meta.seq') is null as seq_from_idx,
+        trim(try_variant_get(message, '$.meta.time', 'string')) as commit_time,
+        -- JSON types of the text fields (VOID: JSON null, null: absent), to name a wrong one
+        schema_of_variant(try_variant_get(message, '$.meta.op')) as op_type,
+        schema_of_variant(try_variant_get(message, '$.meta.table')) as table_type,
+        schema_of_variant(try_variant_get(message, '$.meta.time')) as time_type
     from landed
 ),
 
@@ -90,7 +95,12 @@ imaged as (
                 cast(data_image as map<string, variant>),
                 (column_name, before_value, changed_value) -> coalesce(changed_value, before_value)
             ))
-        end as update_image
+        end as update_image,
+        -- meta.time is UTC, with or without the trailing Z
+        case
+            when time_type = 'STRING'
+                then try_cast(concat(regexp_replace(commit_time, 'Z$', ''), '+00:00') as timestamp)
+        end as commit_ts
     from positioned
 ),
 
@@ -121,8 +131,7 @@ final as (
                 and {{ cdc_sortable_number('seq', 20) }} is not null
                 then concat_ws('/', {{ cdc_sortable_number('scn') }}, trans_key, {{ cdc_sortable_number('seq', 20) }})
         end as sequence_key,
-        -- meta.time is UTC, with or without the trailing Z
-        try_cast(concat(regexp_replace(commit_time, 'Z$', ''), '+00:00') as timestamp) as commit_ts,
+        commit_ts,
         cast(null as string) as ddl_text,
         case
             when loader_error is not null then loader_error
@@ -131,11 +140,19 @@ final as (
             when {{ cdc_is_not_object('meta') }} then 'meta is not a JSON object'
             when {{ cdc_is_not_object('data_columns') }} then 'data is not a JSON object'
             when {{ cdc_is_not_object('key_columns') }} then 'key is not a JSON object'
+            when op_type not in ('STRING', 'VOID') then 'meta.op is not a string'
+            when table_type not in ('STRING', 'VOID') then 'meta.table is not a string'
+            when vendor_op in ({{ insert_list }}) and data_image is null then 'insert without data (the row)'
             when vendor_op in ({{ update_list }}) and data_image is null
                 then 'update without data (its changed columns)'
+            when vendor_op in ({{ before_list }}) and data_image is null then 'delete without data (the row before)'
             when scn is not null and {{ cdc_sortable_number('scn') }} is null then 'meta.scn is not a whole number'
             when trans is not null and trans_key is null then 'meta.trans is not dot-separated whole numbers'
+            when seq is not null and {{ cdc_sortable_number('seq', 20) }} is null and seq_from_idx
+                then 'meta.idx is not "seq/size" (whole numbers)'
             when seq is not null and {{ cdc_sortable_number('seq', 20) }} is null then 'meta.seq is not a whole number'
+            when time_type not in ('STRING', 'VOID') or (commit_time is not null and commit_ts is null)
+                then 'meta.time is not a UTC time (yyyy-MM-ddTHH:mm:ssZ)'
         end as format_error
     from imaged
 )
