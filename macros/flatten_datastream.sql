@@ -24,19 +24,45 @@
     {{ return(adapter.dispatch('flatten_datastream', 'cdc')(relation, source_format)) }}
 {% endmacro %}
 
+{# A field that is present and not JSON null (`args`: a variant expression and a path). #}
+{% macro datastream_field_is_present(args) %}
+    (try_variant_get({{ args }}) is not null and not is_variant_null(try_variant_get({{ args }})))
+{% endmacro %}
+
 {% macro default__flatten_datastream(relation, source_format) %}
 with landed as (
     {{ cdc_landed_messages(relation, source_format) }}
 ),
 
+-- try_parse_json reads the first JSON value and ignores what follows, so that two events
+-- glued on one line (or a stray closing brace) would pass as the first: parsed as the only
+-- element of an array, such a text is not valid JSON
+parsed as (
+    select
+        message_id,
+        load_batch_id,
+        source_format,
+        message_text,
+        loader_error,
+        case
+            when try_variant_get(wrapped, '$[1]') is null then try_variant_get(wrapped, '$[0]')
+        end as message
+    from (
+        select
+            landed.*,
+            try_parse_json(concat('[', landed.message_text, '\n]')) as wrapped
+        from landed
+    ) as wrapped_messages
+),
+
 event as (
     select
-        landed.*,
+        parsed.*,
         try_variant_get(message, '$.source_metadata') as source_metadata,
         try_variant_get(message, '$.payload') as payload,
         try_variant_get(message, '$.source_timestamp') as source_timestamp_value,
         try_variant_get(message, '$.read_method', 'string') as read_method
-    from landed
+    from parsed
 ),
 
 fields as (
@@ -49,10 +75,39 @@ fields as (
         -- read by a table scan rather than from the log: backfill, fulldump, (oracle_)dump,
         -- supplementation; such events carry no log order and are snapshots
         coalesce(read_method, '') rlike '(?i)backfill|dump|supplementation' as is_backfill,
-        coalesce(
-            timestamp_millis(try_variant_get(source_timestamp_value, '$', 'bigint')),
-            try_to_timestamp(try_variant_get(source_timestamp_value, '$', 'string'))
-        ) as source_ts,
+        -- epoch milliseconds (a JSON whole number) or a time (a JSON string); nothing else
+        case schema_of_variant(source_timestamp_value)
+            when 'BIGINT' then timestamp_millis(try_variant_get(source_timestamp_value, '$', 'bigint'))
+            when 'STRING' then try_to_timestamp(try_variant_get(source_timestamp_value, '$', 'string'))
+        end as source_ts,
+        -- why a source_metadata field the model reads has a JSON type the document does not allow
+        case
+            {%- for field, json_type, expected in [
+                ('change_type', 'STRING', 'a string'),
+                ('is_deleted', 'BOOLEAN', 'a boolean'),
+                ('table', 'STRING', 'a string'),
+            ] %}
+            when {{ datastream_field_is_present("source_metadata, '$." ~ field ~ "'") }}
+                and schema_of_variant(try_variant_get(source_metadata, '$.{{ field }}')) != '{{ json_type }}'
+                then 'source_metadata.{{ field }} is not {{ expected }}'
+            {%- endfor %}
+            {%- for field in ['primary_keys', 'replication_index'] %}
+            when {{ datastream_field_is_present("source_metadata, '$." ~ field ~ "'") }}
+                and schema_of_variant(try_variant_get(source_metadata, '$.{{ field }}'))
+                not in ('ARRAY<STRING>', 'ARRAY<VOID>')
+                then 'source_metadata.{{ field }} is not a list of column names'
+            {%- endfor %}
+            {%- for field in ['log_position', 'scn', 'ssn'] %}
+            when {{ datastream_field_is_present("source_metadata, '$." ~ field ~ "'") }}
+                and not coalesce(
+                    try_variant_get(source_metadata, '$.{{ field }}', 'string') rlike '^-?[0-9]+$', false
+                )
+                then 'source_metadata.{{ field }} is not a whole number'
+            {%- endfor %}
+            when {{ datastream_field_is_present("message, '$.object'") }}
+                and schema_of_variant(try_variant_get(message, '$.object')) != 'STRING'
+                then 'object is not a string'
+        end as metadata_error,
         nullif(concat_ws(
             '.',
             try_variant_get(source_metadata, '$.database', 'string'),
@@ -164,9 +219,19 @@ final as (
             when message is null then 'not valid JSON'
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when {{ cdc_is_not_object('source_metadata') }} then 'source_metadata is not a JSON object'
+            when not {{ cdc_is_object('source_metadata') }} then 'no source_metadata in the message'
+            when metadata_error is not null then metadata_error
+            -- a CDC event says what happened; a backfill row (older schemas carry neither
+            -- field there) was read from the table, so it exists
+            when
+                not is_backfill and change_type is null
+                and not {{ datastream_field_is_present("source_metadata, '$.is_deleted'") }}
+                then 'no change_type or is_deleted in source_metadata'
             when {{ cdc_is_not_object('payload') }} then 'payload is not a JSON object'
-            when source_timestamp_value is not null and source_ts is null
-                then 'source_timestamp is not a timestamp'
+            when not {{ cdc_is_object('payload') }} then 'no payload in the message'
+            when source_timestamp_value is null or is_variant_null(source_timestamp_value)
+                then 'no source_timestamp in the message'
+            when source_ts is null then 'source_timestamp is not a timestamp'
         end as format_error
     from (
         select

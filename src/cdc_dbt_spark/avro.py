@@ -91,13 +91,14 @@ def split_avro(path: Path, data: bytes, settings: dict[str, Any] | None = None) 
 def _split_container(data: bytes, record_names: bool, schema: str | None) -> Iterator[Message]:
     """Records read with the writer schema in the file's header, resolved to `schema` if set."""
     reader_schema = load_schema(schema) if schema else None  # outside the try: a setting, not the file
-    index = 0
+    count = 0  # records read
     try:
         reader = fastavro.reader(io.BytesIO(data), reader_schema=reader_schema, return_record_name=record_names)
-        for index, record in enumerate(reader):
-            yield Message(index, index, dumps(record))
-    except Exception as exc:  # a corrupt block: keep what was read, land the rest as an error
-        yield Message(index + 1, index + 1, "", f"Avro decoding stopped after record {index}: {exc}")
+        for count, record in enumerate(reader, start=1):
+            yield Message(count - 1, count - 1, dumps(record))
+    except Exception as exc:  # a corrupt header or block: keep what was read, land the rest as an error
+        where = f"after record {count - 1}" if count else "before the first record"
+        yield Message(count, count, "", f"Avro decoding stopped {where}: {exc}")
 
 
 def decode_datum(datum: bytes, settings: dict[str, Any], record_names: bool = True) -> Any:
