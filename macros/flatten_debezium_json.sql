@@ -8,7 +8,8 @@
     PostgreSQL's unavailable-value placeholder is dropped from the images and the after
     image marked partial, so the previous value is kept. A change event needs source.db,
     source.table and a time; a delete with before null (PostgreSQL REPLICA IDENTITY NOTHING)
-    names no row and is quarantined.
+    names no row and is quarantined; so is a CDL 2.0 `unique` value that is neither the row's
+    in after nor in before.
 #}
 {% macro flatten_debezium_json(relation) %}
     {% if relation is none %}
@@ -125,7 +126,22 @@ classified as (
                 lpad(commit_lsn, 24, '0'), lpad(change_lsn, 24, '0'), {{ cdc_sortable_number('event_serial_no', 20) }}
             )
             else cast(array() as array<string>)
-        end as position_parts
+        end as position_parts,
+        -- CDL 2.0 key columns whose `unique` value is neither the row's value in after nor in before
+        case when {{ cdc_is_object('unique_block') }} then filter(
+            unique_columns,
+            column_name -> not exists(
+                array(raw_after, raw_before),
+                image -> {{ cdc_is_object('image') }}
+                and to_json(cast(image as map<string, variant>)[column_name])
+                = to_json(cast(unique_block as map<string, variant>)[column_name])
+            )
+            and exists(
+                array(raw_after, raw_before),
+                image -> {{ cdc_is_object('image') }}
+                and map_contains_key(cast(image as map<string, variant>), column_name)
+            )
+        ) end as disagreeing_key_columns
     from fields
 ),
 
@@ -204,6 +220,8 @@ final as (
             when {{ cdc_is_not_object('raw_before') }} then 'before is not a JSON object'
             when {{ cdc_is_not_object('raw_after') }} then 'after is not a JSON object'
             when {{ cdc_is_not_object('unique_block') }} then 'unique is not a JSON object'
+            when size(disagreeing_key_columns) > 0
+                then concat('unique disagrees with the row image on ', to_json(disagreeing_key_columns))
             -- a change event (an op, not a heartbeat) names its table and time in source
             when vendor_op = op_code and {{ cdc_is_not_object('source_block') }} then 'source is not a JSON object'
             when vendor_op = op_code and source_block is not null and source_table is null
