@@ -5,7 +5,10 @@
     source type, e.g. POSTGRESQL, not a database). Key: the field names of `unique`, in
     message order. A message whose message_type is present and not "0" is a heartbeat
     (every data message carries a HEARTBEAT_IDENTIFIER, so that alone proves nothing).
-    Row images are typed with the Kafka Connect schema of `data` / `before`.
+    Row images are typed with the Kafka Connect schema of `data` / `before`. A DELETE
+    without `before` takes `unique` (the primary key) as its before image; a `unique` value
+    that is neither the row's in `data` nor in `before` is quarantined, as is a data message
+    without SEG_OWNER, TABLE_NAME or TIMESTAMP.
 #}
 {% macro flatten_cdl_json(relation) %}
     {% if relation is none %}
@@ -39,13 +42,21 @@ fields as (
         try_variant_get(payload, '$.OPERATION', 'string') as operation,
         try_variant_get(payload, '$.message_type', 'string') as message_type,
         try_variant_get(payload, '$.TIMESTAMP', 'bigint') as event_time_ms,
-        try_variant_get(payload, '$.before') as before_columns,
+        try_variant_get(payload, '$.before') as raw_before,
         try_variant_get(payload, '$.data') as after_columns,
-        concat_ws(
-            '.',
+        try_variant_get(payload, '$.unique') as unique_block,
+        -- names are JSON strings: a cast would turn an object into its JSON text
+        if(
+            schema_of_variant(try_variant_get(payload, '$.SEG_OWNER')) = 'STRING',
             try_variant_get(payload, '$.SEG_OWNER', 'string'),
-            try_variant_get(payload, '$.TABLE_NAME', 'string')
-        ) as dotted_table,
+            null
+        ) as seg_owner,
+        if(
+            schema_of_variant(try_variant_get(payload, '$.TABLE_NAME')) = 'STRING',
+            try_variant_get(payload, '$.TABLE_NAME', 'string'),
+            null
+        ) as table_name,
+        try_variant_get(payload, '$.transaction.properties') as raw_properties,
         -- key order is the text's (variant objects sort their keys)
         json_object_keys(coalesce(
             get_json_object(message_text, '$.payload.unique'), get_json_object(message_text, '$.unique')
@@ -76,6 +87,36 @@ fields as (
     from envelope
 ),
 
+images as (
+    select
+        fields.*,
+        -- a DELETE without `before` still names its row in `unique` (the primary key)
+        case
+            when
+                operation = 'DELETE'
+                and (raw_before is null or is_variant_null(raw_before))
+                and {{ cdc_is_object('unique_block') }}
+                then unique_block
+            else raw_before
+        end as before_columns,
+        -- key columns whose `unique` value is neither the row's value in `data` nor in `before`
+        case when {{ cdc_is_object('unique_block') }} then filter(
+            unique_columns,
+            column_name -> not exists(
+                array(after_columns, raw_before),
+                image -> {{ cdc_is_object('image') }}
+                and to_json(cast(image as map<string, variant>)[column_name])
+                = to_json(cast(unique_block as map<string, variant>)[column_name])
+            )
+            and exists(
+                array(after_columns, raw_before),
+                image -> {{ cdc_is_object('image') }}
+                and map_contains_key(cast(image as map<string, variant>), column_name)
+            )
+        ) end as disagreeing_key_columns
+    from fields
+),
+
 final as (
     select
         message_id,
@@ -87,7 +128,8 @@ final as (
             when message_type is not null and message_type != '0' then 'HEARTBEAT'
             else operation
         end as vendor_op,
-        nullif(dotted_table, '') as table_id,
+        case when seg_owner is not null and table_name is not null then concat(seg_owner, '.', table_name) end
+            as table_id,
         case when size(unique_columns) > 0 then unique_columns end as declared_key_columns,
         {{ cdc_typed_image('before_columns', 'column_types', 'cdl_json') }} as before_image,
         {{ cdc_typed_image('after_columns', 'column_types', 'cdl_json') }} as after_image,
@@ -110,8 +152,21 @@ final as (
             when {{ cdc_is_not_object('after_columns') }} then 'payload.data is not a JSON object'
             when lsn is not null and {{ cdc_sortable_number('lsn', 20) }} is null
                 then 'transaction.properties lsn is not a whole number'
+            when {{ cdc_is_not_object('unique_block') }} then 'unique is not a JSON object'
+            -- a data message (heartbeats excepted) names its table and time
+            when coalesce(message_type, '0') = '0' and seg_owner is null then 'SEG_OWNER is missing or not a string'
+            when coalesce(message_type, '0') = '0' and table_name is null then 'TABLE_NAME is missing or not a string'
+            when coalesce(message_type, '0') = '0' and event_time_ms is null
+                then 'TIMESTAMP is missing or not a number of milliseconds'
+            when
+                raw_properties is not null
+                and not is_variant_null(raw_properties)
+                and try_variant_get(raw_properties, '$', 'array<struct<name: string, value: string>>') is null
+                then 'transaction.properties is not a list of {name, value} entries'
+            when size(disagreeing_key_columns) > 0
+                then concat('unique disagrees with the row image on ', to_json(disagreeing_key_columns))
         end as format_error
-    from fields
+    from images
 )
 
 select * from final

@@ -6,7 +6,10 @@
     event_serial_no), then the source commit time, then the op (r < c < u < d = t).
     Row images are typed with the schema's Kafka Connect logical types when present.
     PostgreSQL's unavailable-value placeholder is dropped from the images and the after
-    image marked partial, so the previous value is kept.
+    image marked partial, so the previous value is kept. A change event needs source.db,
+    source.table and a time; a delete with before null (PostgreSQL REPLICA IDENTITY NOTHING)
+    names no row and is quarantined; so is a CDL 2.0 `unique` value that is neither the row's
+    in after nor in before.
 #}
 {% macro flatten_debezium_json(relation) %}
     {% if relation is none %}
@@ -53,12 +56,19 @@ fields as (
             nullif(try_variant_get(payload, '$.source.ts_ms', 'bigint'), 0),
             try_variant_get(payload, '$.ts_ms', 'bigint')
         ) as event_time_ms,
-        concat_ws(
-            '.',
+        -- names are JSON strings: a cast would turn an object into its JSON text
+        if(
+            schema_of_variant(try_variant_get(payload, '$.source.db')) = 'STRING',
             try_variant_get(payload, '$.source.db', 'string'),
-            try_variant_get(payload, '$.source.schema', 'string'),
-            try_variant_get(payload, '$.source.table', 'string')
-        ) as dotted_table,
+            null
+        ) as source_db,
+        if(
+            schema_of_variant(try_variant_get(payload, '$.source.table')) = 'STRING',
+            try_variant_get(payload, '$.source.table', 'string'),
+            null
+        ) as source_table,
+        try_variant_get(payload, '$.source.schema', 'string') as source_schema,
+        try_variant_get(payload, '$.unique') as unique_block,
         -- CDL 2.0 declares the key in `unique`; key order is the text's (variant objects sort keys)
         json_object_keys(coalesce(
             get_json_object(message_text, '$.payload.unique'), get_json_object(message_text, '$.unique')
@@ -116,7 +126,22 @@ classified as (
                 lpad(commit_lsn, 24, '0'), lpad(change_lsn, 24, '0'), {{ cdc_sortable_number('event_serial_no', 20) }}
             )
             else cast(array() as array<string>)
-        end as position_parts
+        end as position_parts,
+        -- CDL 2.0 key columns whose `unique` value is neither the row's value in after nor in before
+        case when {{ cdc_is_object('unique_block') }} then filter(
+            unique_columns,
+            column_name -> not exists(
+                array(raw_after, raw_before),
+                image -> {{ cdc_is_object('image') }}
+                and to_json(cast(image as map<string, variant>)[column_name])
+                = to_json(cast(unique_block as map<string, variant>)[column_name])
+            )
+            and exists(
+                array(raw_after, raw_before),
+                image -> {{ cdc_is_object('image') }}
+                and map_contains_key(cast(image as map<string, variant>), column_name)
+            )
+        ) end as disagreeing_key_columns
     from fields
 ),
 
@@ -171,7 +196,11 @@ final as (
         source_format,
         0 as record_index,
         vendor_op,
-        nullif(dotted_table, '') as table_id,
+        -- db and table both name it (the schema too where the source has one)
+        case
+            when source_db is not null and source_table is not null
+                then concat_ws('.', source_db, source_schema, source_table)
+        end as table_id,
         case when size(unique_columns) > 0 then unique_columns end as declared_key_columns,
         {{ cdc_typed_image("if(is_variant_null(before_columns), null, before_columns)", 'column_types', 'debezium_json') }}
             as before_image,
@@ -190,6 +219,20 @@ final as (
             when not {{ cdc_is_object('payload') }} then 'payload is not a JSON object'
             when {{ cdc_is_not_object('raw_before') }} then 'before is not a JSON object'
             when {{ cdc_is_not_object('raw_after') }} then 'after is not a JSON object'
+            when {{ cdc_is_not_object('unique_block') }} then 'unique is not a JSON object'
+            when size(disagreeing_key_columns) > 0
+                then concat('unique disagrees with the row image on ', to_json(disagreeing_key_columns))
+            -- a change event (an op, not a heartbeat) names its table and time in source
+            when vendor_op = op_code and {{ cdc_is_not_object('source_block') }} then 'source is not a JSON object'
+            when vendor_op = op_code and source_block is not null and source_table is null
+                then 'source.table is missing or not a string'
+            when vendor_op = op_code and source_block is not null and source_db is null
+                then 'source.db is missing or not a string'
+            when vendor_op = op_code and event_time_ms is null
+                then 'no commit time: neither source.ts_ms nor ts_ms is a number of milliseconds'
+            -- PostgreSQL with REPLICA IDENTITY NOTHING logs no old row: nothing says which row went
+            when op_code = 'd' and (raw_before is null or is_variant_null(raw_before))
+                then 'before is null on a delete, so the deleted key is unknown (PostgreSQL REPLICA IDENTITY NOTHING logs no old row)'
             when
                 (connector = 'postgresql' and source_lsn is not null and position_parts[0] is null)
                 or (connector = 'oracle' and source_scn is not null and position_parts[0] is null)
