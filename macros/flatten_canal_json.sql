@@ -8,6 +8,11 @@
     Sources listed in var cdc_canal_json_legacy_sources (instances created before
     2022-03-20) swap `data` and `old`: `old` is the row after the change (complete) and
     `data` the row before; a DELETE's row is in `old`.
+    Each row is a record of its own: a bad row (not an object, no key) is quarantined alone
+    and the message's other rows apply; `data` and `old` of different lengths cannot be
+    paired, so then every row of the message is quarantined. A field of the wrong JSON type
+    is quarantined naming the field; a row without database, es, id or mysqlType is too
+    (untyped values would give the key another JSON type than the table's other rows).
 #}
 {% macro flatten_canal_json(relation) %}
     {%- set legacy_sources = var('cdc_canal_json_legacy_sources', []) -%}
