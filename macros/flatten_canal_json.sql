@@ -8,6 +8,11 @@
     Sources listed in var cdc_canal_json_legacy_sources (instances created before
     2022-03-20) swap `data` and `old`: `old` is the row after the change (complete) and
     `data` the row before; a DELETE's row is in `old`.
+    Each row is a record of its own: a bad row (not an object, no key) is quarantined alone
+    and the message's other rows apply; `data` and `old` of different lengths cannot be
+    paired, so then every row of the message is quarantined. A field of the wrong JSON type
+    is quarantined naming the field; a row without database, es, id or mysqlType is too
+    (untyped values would give the key another JSON type than the table's other rows).
 #}
 {% macro flatten_canal_json(relation) %}
     {%- set legacy_sources = var('cdc_canal_json_legacy_sources', []) -%}
@@ -23,26 +28,44 @@
 {%- set legacy_list -%}
     array_compact(array(cast(null as string){% for source in legacy_sources %}, '{{ source | string | replace("\\", "\\\\") | replace("'", "\\'") }}'{% endfor %}))
 {%- endset %}
+{#- the envelope fields read below, each a variant whose JSON type is checked (a message that is
+    not exactly one JSON object has no envelope: cdc_envelope_error says why) -#}
+{%- set envelope_schema -%}
+    struct<
+        type: variant, isDdl: variant, database: variant, table: variant, es: variant, id: variant,
+        sql: variant, pkNames: variant, mysqlType: variant, data: variant, old: variant
+    >
+{%- endset %}
 with landed as (
-    {{ cdc_landed_messages(relation, 'canal_json') }}
+    {{ cdc_landed_messages(relation, 'canal_json', envelope_schema | replace('\n', ' ')) }}
 ),
 
 fields as (
     select
         landed.*,
-        try_variant_get(message, '$.type', 'string') as vendor_op,
-        coalesce(try_variant_get(message, '$.isDdl', 'boolean'), false) as is_ddl,
-        try_variant_get(message, '$.database', 'string') as database_name,
-        try_variant_get(message, '$.table', 'string') as table_name,
-        try_variant_get(message, '$.es', 'string') as es_text,
-        try_variant_get(message, '$.id', 'string') as id_text,
-        try_variant_get(message, '$.sql', 'string') as sql_text,
-        try_variant_get(message, '$.pkNames', 'array<string>') as pk_names,
-        try_variant_get(message, '$.mysqlType', 'map<string, string>') as mysql_types,
-        try_variant_get(message, '$.data') as data_value,
-        try_variant_get(message, '$.old') as old_value,
-        try_variant_get(message, '$.data', 'array<variant>') as data_rows,
-        try_variant_get(message, '$.old', 'array<variant>') as old_rows
+        envelope.type as type_value,
+        envelope.isDdl as is_ddl_value,
+        envelope.database as database_value,
+        envelope.table as table_value,
+        envelope.es as es_value,
+        envelope.id as id_value,
+        envelope.pkNames as pk_names_value,
+        envelope.mysqlType as mysql_types_value,
+        try_variant_get(envelope.type, '$', 'string') as vendor_op,
+        coalesce(try_variant_get(envelope.isDdl, '$', 'boolean'), false) as is_ddl,
+        try_variant_get(envelope.database, '$', 'string') as database_name,
+        try_variant_get(envelope.table, '$', 'string') as table_name,
+        try_variant_get(envelope.es, '$', 'string') as es_text,
+        try_variant_get(envelope.id, '$', 'string') as id_text,
+        try_variant_get(envelope.sql, '$', 'string') as sql_text,
+        try_variant_get(envelope.pkNames, '$', 'array<string>') as pk_names,
+        try_variant_get(envelope.pkNames, '$', 'array<variant>') as pk_name_values,
+        try_variant_get(envelope.mysqlType, '$', 'map<string, string>') as mysql_types,
+        try_variant_get(envelope.mysqlType, '$', 'map<string, variant>') as mysql_type_values,
+        envelope.data as data_value,
+        envelope.old as old_value,
+        try_variant_get(envelope.data, '$', 'array<variant>') as data_rows,
+        try_variant_get(envelope.old, '$', 'array<variant>') as old_rows
     from landed
 ),
 
@@ -124,7 +147,11 @@ final as (
         source_format,
         coalesce(row_position, 0) as record_index,
         vendor_op,
-        nullif(concat_ws('.', nullif(database_name, ''), nullif(table_name, '')), '') as table_id,
+        -- a table is named by its database and its own name; without either it is no table
+        case
+            when nullif(database_name, '') is not null and nullif(table_name, '') is not null
+                then concat(database_name, '.', table_name)
+        end as table_id,
         pk_names as declared_key_columns,
         {{ cdc_typed_image('before_row', 'base_types', 'canal_json') }} as before_image,
         {{ cdc_typed_image('after_row', 'base_types', 'canal_json') }} as after_image,
@@ -139,8 +166,11 @@ final as (
         case when is_ddl then sql_text end as ddl_text,
         case
             when loader_error is not null then loader_error
-            when message is null then 'not valid JSON'
-            when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
+            when envelope is null then {{ cdc_envelope_error() }}
+            when schema_of_variant(type_value) not in ('STRING', 'VOID') then 'type is not a string'
+            when schema_of_variant(is_ddl_value) not in ('BOOLEAN', 'VOID') then 'isDdl is not true or false'
+            when schema_of_variant(database_value) not in ('STRING', 'VOID') then 'database is not a string'
+            when schema_of_variant(table_value) not in ('STRING', 'VOID') then 'table is not a string'
             when data_value is not null and not is_variant_null(data_value) and data_rows is null
                 then 'data is not a JSON array'
             when old_value is not null and not is_variant_null(old_value) and old_rows is null
@@ -149,13 +179,39 @@ final as (
                 then 'data and old do not have the same number of rows'
             when {{ cdc_is_not_object('main_row') }} then 'a row of data/old is not a JSON object'
             when {{ cdc_is_not_object('partner_row') }} then 'a row of data/old is not a JSON object'
-            when es_text is not null and {{ cdc_sortable_number('es_text', 20) }} is null
+            when
+                es_value is not null and not is_variant_null(es_value)
+                and {{ cdc_sortable_number('es_text', 20) }} is null
                 then 'es is not a whole number'
-            when id_text is not null and {{ cdc_sortable_number('id_text', 20) }} is null
+            when
+                id_value is not null and not is_variant_null(id_value)
+                and {{ cdc_sortable_number('id_text', 20) }} is null
                 then 'id is not a whole number'
+            when
+                schema_of_variant(pk_names_value) != 'VOID'
+                and (
+                    schema_of_variant(pk_names_value) not like 'ARRAY<%'
+                    or exists(pk_name_values, name -> schema_of_variant(name) != 'STRING')
+                )
+                then 'pkNames is not a list of column names'
+            when
+                schema_of_variant(mysql_types_value) != 'VOID'
+                and (
+                    schema_of_variant(mysql_types_value) not like 'OBJECT<%'
+                    or exists(map_values(mysql_type_values), type_name -> schema_of_variant(type_name) != 'STRING')
+                )
+                then 'mysqlType is not a JSON object of column type names'
+            when {{ cdc_is_object('main_row') }} and es_text is null then 'no es (binlog time, ms) in the message'
+            when {{ cdc_is_object('main_row') }} and id_text is null
+                then 'no id (operation sequence number) in the message'
+            when {{ cdc_is_object('main_row') }} and nullif(database_name, '') is null
+                then 'no database in the message'
+            when {{ cdc_is_object('main_row') }} and mysql_types is null
+                then 'no mysqlType in the message: the values of data cannot be typed'
         end as format_error
     from images
 )
 
 select * from final
 {% endmacro %}
+
