@@ -2,7 +2,10 @@
     The landed messages of one format, parsed once. Every flattening macro starts here, so
     the landing columns and the JSON parse are the same for all formats.
 
-    Without `envelope_schema`, `message` is the whole message as a VARIANT. With it (a Spark
+    Without `envelope_schema`, `message` is the whole message as a VARIANT. try_parse_json reads
+    the first JSON value and ignores what follows, so the text is parsed as the only element of
+    an array: a message that is not exactly one JSON value (two objects glued on one line, a
+    stray closing brace) is then not valid JSON, and `message` is null. With it (a Spark
     struct type of the envelope fields the format reads, leaves typed string or variant so
     that no value mismatches), `envelope` is that struct, parsed by from_json straight into
     the fields, which costs a fraction of a whole-message VARIANT and its path lookups.
@@ -28,9 +31,14 @@
             source_format,
             message_text,
             loader_error,
-            try_parse_json(message_text) as message
-        from {{ relation }}
-        where source_format = '{{ source_format }}'
+            if(try_variant_get(wrapped, '$[1]') is null, try_variant_get(wrapped, '$[0]'), null) as message
+        from (
+            select
+                *,
+                try_parse_json(concat('[', message_text, ']')) as wrapped
+            from {{ relation }}
+            where source_format = '{{ source_format }}'
+        ) as landed
     {% else %}
         select
             message_id,

@@ -34,35 +34,14 @@ with landed as (
     {{ cdc_landed_messages(relation, source_format) }}
 ),
 
--- try_parse_json reads the first JSON value and ignores what follows, so that two events
--- glued on one line (or a stray closing brace) would pass as the first: parsed as the only
--- element of an array, such a text is not valid JSON
-parsed as (
-    select
-        message_id,
-        load_batch_id,
-        source_format,
-        message_text,
-        loader_error,
-        case
-            when try_variant_get(wrapped, '$[1]') is null then try_variant_get(wrapped, '$[0]')
-        end as message
-    from (
-        select
-            landed.*,
-            try_parse_json(concat('[', landed.message_text, '\n]')) as wrapped
-        from landed
-    ) as wrapped_messages
-),
-
 event as (
     select
-        parsed.*,
+        landed.*,
         try_variant_get(message, '$.source_metadata') as source_metadata,
         try_variant_get(message, '$.payload') as payload,
         try_variant_get(message, '$.source_timestamp') as source_timestamp_value,
         try_variant_get(message, '$.read_method', 'string') as read_method
-    from parsed
+    from landed
 ),
 
 fields as (
