@@ -133,6 +133,18 @@ imaged as (
     from checked
 ),
 
+keyed as (
+    select
+        imaged.*,
+        -- key columns (tag pk_uk_info) whose value is null (EmptyObject, or the union's null)
+        filter(
+            primary_key,
+            column_name -> is_variant_null(try_element_at(cast(after_row as map<string, variant>), column_name))
+            or is_variant_null(try_element_at(cast(before_row as map<string, variant>), column_name))
+        ) as null_key_columns
+    from imaged
+),
+
 final as (
     select
         message_id,
@@ -195,6 +207,8 @@ final as (
                     or (try_variant_get(try_parse_json(pk_uk_info), '$.PRIMARY') is not null and primary_key is null)
                 )
                 then 'tags.pk_uk_info is not JSON like {"PRIMARY": [column names]}'
+            when size(null_key_columns) > 0
+                then concat('key column is null in the row image: ', to_json(null_key_columns))
             when
                 position_offset != ''
                 and ({{ cdc_sortable_number('position_file', 20) }} is null
@@ -205,7 +219,7 @@ final as (
             when id_text is not null and {{ cdc_sortable_number('id_text', 20) }} is null
                 then 'id is not a whole number'
         end as format_error
-    from imaged
+    from keyed
 )
 
 select * from final
