@@ -20,6 +20,11 @@
         else regexp_extract(try_variant_get(image_value, '$[0]', 'string'), '([A-Za-z]+)$', 1)
     end
 {%- endset -%}
+{#- union branches whose value is a number as text (conversion dts_number), and those that are
+    bytes in a charset (dts_character): a value of these that does not read is quarantined -#}
+{%- set value_types = var('cdc_formats')['dts_avro']['value_types'] -%}
+{%- set number_branches = value_types | dictsort | selectattr(1, 'equalto', 'dts_number') | map(attribute=0) | list -%}
+{%- set character_branches = value_types | dictsort | selectattr(1, 'equalto', 'dts_character') | map(attribute=0) | list -%}
 {%- set payload -%}
     case
         when image_value is null or is_variant_null(image_value) then parse_json('null')
@@ -48,6 +53,7 @@ fields as (
         try_variant_get(message, '$.sourceTimestamp', 'bigint') as source_seconds,
         try_variant_get(message, '$.bornTimestamp', 'bigint') as born_millis,
         try_variant_get(message, '$.sourcePosition', 'string') as source_position,
+        try_variant_get(message, '$.tags.pk_uk_info', 'string') as pk_uk_info,
         try_variant_get(
             try_parse_json(try_variant_get(message, '$.tags.pk_uk_info', 'string')), '$.PRIMARY', 'array<string>'
         ) as primary_key,
@@ -57,6 +63,7 @@ fields as (
         ) as field_names,
         try_variant_get(message, '$.beforeImages', 'array<variant>') as before_values,
         try_variant_get(message, '$.afterImages', 'array<variant>') as after_values,
+        try_variant_get(message, '$.beforeImages', 'string') as before_text,
         try_variant_get(message, '$.afterImages', 'string') as after_text
     from landed
 ),
@@ -94,8 +101,48 @@ imaged as (
             )
         end as branch_types,
         regexp_extract(source_position, '^([0-9]+)@([0-9]+)$', 1) as position_offset,
-        regexp_extract(source_position, '^([0-9]+)@([0-9]+)$', 2) as position_file
+        regexp_extract(source_position, '^([0-9]+)@([0-9]+)$', 2) as position_file,
+        -- the first value (after image, then before image) of a number or charset branch that
+        -- does not read as one: its column, branch and text
+        case when images_fit then
+            element_at(filter(
+                concat(
+                    zip_with(field_names, coalesce(after_values, array()), (name, image_value) -> named_struct(
+                        'name', name, 'branch', {{ branch }},
+                        'charset', lower(try_variant_get(image_value, '$[1].charset', 'string')),
+                        'text', try_variant_get(image_value, '$[1].value', 'string')
+                    )),
+                    zip_with(field_names, coalesce(before_values, array()), (name, image_value) -> named_struct(
+                        'name', name, 'branch', {{ branch }},
+                        'charset', lower(try_variant_get(image_value, '$[1].charset', 'string')),
+                        'text', try_variant_get(image_value, '$[1].value', 'string')
+                    ))
+                ),
+                item -> (
+                    item.branch in (
+                    {%- for name in number_branches %}{{ cdc_string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    and not coalesce(trim(item.text) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$', false)
+                ) or (
+                    item.branch in (
+                    {%- for name in character_branches %}{{ cdc_string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    and item.charset in ('utf8', 'utf8mb4', 'utf8mb3', 'utf-8')
+                    and not coalesce(is_valid_utf8(cast(try_to_binary(item.text, 'base64') as string)), false)
+                )
+            ), 1)
+        end as unreadable_value
     from checked
+),
+
+keyed as (
+    select
+        imaged.*,
+        -- key columns (tag pk_uk_info) whose value is null (EmptyObject, or the union's null)
+        filter(
+            primary_key,
+            column_name -> is_variant_null(try_element_at(cast(after_row as map<string, variant>), column_name))
+            or is_variant_null(try_element_at(cast(before_row as map<string, variant>), column_name))
+        ) as null_key_columns
+    from imaged
 ),
 
 final as (
@@ -125,20 +172,54 @@ final as (
                 {{ cdc_sortable_number('id_text', 20) }}
             )
         end as sequence_key,
+        -- both 0: no time at all (not 1970)
         case
             when born_millis > 0 then timestamp_millis(born_millis)
-            else timestamp_seconds(source_seconds)
+            when source_seconds > 0 then timestamp_seconds(source_seconds)
         end as commit_ts,
         case when vendor_op in ('DDL', 'TRUNCATE') then after_text end as ddl_text,
         case
             when loader_error is not null then loader_error
             when message is null then 'not valid JSON'
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
+            when vendor_op not in ('DDL', 'TRUNCATE') and before_values is null and before_text is not null
+                then 'beforeImages is a string where a list of values (one per field) is expected'
+            when vendor_op not in ('DDL', 'TRUNCATE') and after_values is null and after_text is not null
+                then 'afterImages is a string where a list of values (one per field) is expected'
+            when vendor_op in ('DDL', 'TRUNCATE') and after_values is not null
+                then 'afterImages of a DDL is not its statement (a string)'
+            when coalesce(before_values, after_values) is not null and field_names is null
+                then 'fields is not a list of fields (name, dataTypeNumber) beside the images'
             when not images_fit then 'beforeImages/afterImages do not match fields (count or names)'
+            when unreadable_value is not null
+                then concat(
+                    'column ', unreadable_value.name, ': ', unreadable_value.branch,
+                    case
+                        when unreadable_value.charset is not null
+                            then concat(' value is not valid ', unreadable_value.charset)
+                        else concat(' value is not a number: ', coalesce(to_json(cast(unreadable_value.text as variant)), 'null'))
+                    end
+                )
+            when
+                pk_uk_info is not null
+                and (
+                    not coalesce({{ cdc_is_object('try_parse_json(pk_uk_info)') }}, false)
+                    or (try_variant_get(try_parse_json(pk_uk_info), '$.PRIMARY') is not null and primary_key is null)
+                )
+                then 'tags.pk_uk_info is not JSON like {"PRIMARY": [column names]}'
+            when size(null_key_columns) > 0
+                then concat('key column is null in the row image: ', to_json(null_key_columns))
+            when
+                position_offset != ''
+                and ({{ cdc_sortable_number('position_file', 20) }} is null
+                or {{ cdc_sortable_number('position_offset', 20) }} is null)
+                then concat(
+                    'sourcePosition is offset@file with a number longer than 20 digits: ', to_json(cast(source_position as variant))
+                )
             when id_text is not null and {{ cdc_sortable_number('id_text', 20) }} is null
                 then 'id is not a whole number'
         end as format_error
-    from imaged
+    from keyed
 )
 
 select * from final

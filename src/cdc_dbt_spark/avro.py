@@ -10,7 +10,10 @@ With `avro_union_record_names`, a union value that is a record is rendered as
 `[full record name, record]`, so SQL knows which branch it is.
 Values are rendered by `cdc_dbt_spark.messages.dumps`: bytes as base64, times as ISO-8601,
 decimals as strings. A file or line that cannot be decoded is landed as a message with a
-`loader_error`, never dropped; a schema file that is missing or unreadable is a setting to
+`loader_error`, never dropped: a damaged container block lands as one message saying
+where and what was skipped, and reading resumes at the next whole block; a record that does
+not resolve to `avro_schema` lands as written; a base64 datum that no writer schema reads
+names the field each failed at. A schema file that is missing or unreadable is a setting to
 fix (`AvroSchemaError`, one line naming the var), and nothing is landed.
 """
 
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
+from fastavro.read import HEADER_SCHEMA, SchemaResolutionError
 
 from cdc_dbt_spark.connection import PROJECT_ROOT
 from cdc_dbt_spark.messages import Message, dumps
@@ -89,20 +93,94 @@ def split_avro(path: Path, data: bytes, settings: dict[str, Any] | None = None) 
 
 
 def _split_container(data: bytes, record_names: bool, schema: str | None) -> Iterator[Message]:
-    """Records read with the writer schema in the file's header, resolved to `schema` if set."""
+    """Records read with the writer schema in the file's header, resolved to `schema` if set.
+    A block that cannot be read lands as one message with a loader_error (where, and what was
+    skipped), and reading resumes at the next whole block; a record that does not resolve to
+    `schema` (e.g. an enum symbol of a newer writer) lands in its writer's form with a
+    loader_error, and the records after it still land."""
     reader_schema = load_schema(schema) if schema else None  # outside the try: a setting, not the file
-    count = 0  # records read
+    header_stream = io.BytesIO(data)
     try:
-        reader = fastavro.reader(io.BytesIO(data), reader_schema=reader_schema, return_record_name=record_names)
-        for count, record in enumerate(reader, start=1):
-            yield Message(count - 1, count - 1, dumps(record))
-    except Exception as exc:  # a corrupt header or block: keep what was read, land the rest as an error
-        where = f"after record {count - 1}" if count else "before the first record"
-        yield Message(count, count, "", f"Avro decoding stopped {where}: {exc}")
+        header = fastavro.schemaless_reader(header_stream, HEADER_SCHEMA)
+        writer_schema = fastavro.parse_schema(json.loads(header["meta"]["avro.schema"]))
+    except Exception as exc:  # whatever the header holds, the file is reported
+        yield Message(0, 0, "", f"the Avro container header cannot be read: {exc}")
+        return
+    head, marker = data[: header_stream.tell()], header["sync"]
+    index, start = 0, len(head)
+    while start is not None:
+        stream = io.BytesIO(head + data[start:])
+        read = 0  # records read in this pass (from `start`)
+        try:
+            try:
+                for record in fastavro.reader(stream, reader_schema=reader_schema, return_record_name=record_names):
+                    yield Message(index, index, dumps(record))
+                    index, read = index + 1, read + 1
+            except SchemaResolutionError:  # from here on, each record is resolved on its own
+                stream = io.BytesIO(head + data[start:])
+                for number, record in enumerate(fastavro.reader(stream, return_record_name=True)):
+                    if number >= read:
+                        yield _resolved(index, record, writer_schema, reader_schema, record_names, schema)
+                        index += 1
+            return
+        except Exception as exc:  # a damaged block: land where, and read on from the next whole one
+            stopped = start + stream.tell() - len(head)
+            where = f"after record {index - 1}" if index else "before its first record"
+            start = _next_block(data, head, marker, stopped)
+            if start == stopped:
+                skipped = "read on from the next block"
+            else:  # the block that failed: from the last sync marker before it
+                block = max(data.rfind(marker, len(head), stopped) + len(marker), len(head))
+                lost = f"the block at bytes {block} to {start or len(data)} ({_block_count(data[block:])} records)"
+                skipped = f"{lost} skipped, read on from the next whole block" if start else f"{lost} cannot be read"
+            yield Message(index, index, "", f"Avro container damaged at byte {stopped}, {where}: {exc}; {skipped}")
+            index += 1
+
+
+def _resolved(
+    index: int, record: Any, writer_schema: Any, reader_schema: Any, record_names: bool, schema: str | None
+) -> Message:
+    """A record read with its writer schema, resolved to the reader schema on its own."""
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, writer_schema, record)
+    buffer.seek(0)
+    try:
+        resolved = fastavro.schemaless_reader(buffer, writer_schema, reader_schema, return_record_name=record_names)
+    except Exception as exc:  # the record lands as written, with why
+        return Message(index, index, dumps(record), f"record {index} does not fit the reader schema {schema}: {exc}")
+    return Message(index, index, dumps(resolved))
+
+
+def _block_count(block: bytes) -> str:
+    """The record count a block starts with, as text ('unknown' if unreadable)."""
+    try:
+        return str(fastavro.schemaless_reader(io.BytesIO(block), "long"))
+    except Exception:  # only for the message
+        return "unknown"
+
+
+def _next_block(data: bytes, head: bytes, marker: bytes, position: int) -> int | None:
+    """Where the next whole block (one that ends in the file's sync marker) starts, from
+    `position` on: there (a damaged marker was only the marker), else after a sync marker."""
+    candidates = [position]
+    found = data.find(marker, max(position - len(marker), len(head)))
+    while found >= 0:
+        candidates.append(found + len(marker))
+        found = data.find(marker, found + 1)
+    for candidate in candidates:
+        if candidate >= len(data):
+            return None
+        try:
+            next(iter(fastavro.block_reader(io.BytesIO(head + data[candidate:]))))
+        except Exception:  # not a block start: try the next
+            continue
+        return candidate
+    return None
 
 
 def decode_datum(datum: bytes, settings: dict[str, Any], record_names: bool = True) -> Any:
-    """Decode one schemaless datum with the first writer schema that consumes it exactly."""
+    """Decode one schemaless datum with the first writer schema that consumes it exactly; if
+    none does, the error says, for each, at which field it failed."""
     reader_schema = load_schema(settings["avro_schema"])
     writers = [settings["avro_schema"], *settings.get("avro_writer_schemas", [])]
     errors = []
@@ -111,13 +189,30 @@ def decode_datum(datum: bytes, settings: dict[str, Any], record_names: bool = Tr
         buffer = io.BytesIO(datum)
         try:
             record = fastavro.schemaless_reader(buffer, writer_schema, reader_schema, return_record_name=record_names)
-        except Exception as exc:  # try the next writer schema
-            errors.append(f"{Path(writer).name}: {exc}")
+        except Exception:  # say where, then try the next writer schema
+            errors.append(f"{Path(writer).name}: {_where_datum_fails(datum, writer_schema)}")
             continue
         if buffer.tell() == len(datum):
             return record
-        errors.append(f"{Path(writer).name}: {len(datum) - buffer.tell()} bytes left over")
+        errors.append(f"{Path(writer).name}: {len(datum) - buffer.tell()} bytes left over after the last field")
     raise ValueError("no writer schema decodes the datum (" + "; ".join(errors) + ")")
+
+
+def _where_datum_fails(datum: bytes, writer_schema: dict) -> str:
+    """The first top-level field of `writer_schema` that `datum` cannot be read as, and why:
+    the datum is read with ever longer prefixes of the record's fields."""
+    fields = writer_schema["fields"]
+    base = {key: value for key, value in writer_schema.items() if not key.startswith("__")}
+    for count in range(1, len(fields) + 1):
+        try:
+            fastavro.schemaless_reader(io.BytesIO(datum), fastavro.parse_schema({**base, "fields": fields[:count]}))
+        except EOFError:
+            return f"field {fields[count - 1]['name']}: the datum ends inside it (truncated)"
+        except IndexError:
+            return f"field {fields[count - 1]['name']}: an enum symbol or union branch the schema does not have"
+        except Exception as exc:  # any other reason, as the decoder says it
+            return f"field {fields[count - 1]['name']}: {exc}"
+    return "it cannot be read"
 
 
 def _split_base64_lines(data: bytes, settings: dict[str, Any], record_names: bool) -> Iterator[Message]:
