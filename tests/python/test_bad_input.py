@@ -8,11 +8,6 @@ ever becomes SQL (a table called `t; drop table cdc_current; --` is just a name)
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from conftest import PROJECT_ROOT, write_jsonl
@@ -94,90 +89,3 @@ def test_bad_input_corpus(project, tmp_path: Path) -> None:
         "+ transaction_messages + quarantined_messages) from {schema}.cdc_load_batches"
     )
     assert ledger == [(landed, landed)]
-
-
-def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) -> None:
-    """SIGKILL the loader after its first batch is committed; the re-run lands the rest, once."""
-    files = [
-        write_jsonl(
-            tmp_path / "in" / f"part-{number:02d}.jsonl",
-            [{"payload": {"op": "MHEARTBEAT", "n": number * 1000 + i}} for i in range(1000)],
-        )
-        for number in range(12)
-    ]
-    environment = dict(os.environ, CDC_SPARK_HOME=str(tmp_path / "spark"), CDC_SCHEMA="killed", CDC_TARGET="local")
-    command = [
-        sys.executable,
-        str(PROJECT_ROOT / "scripts" / "load_raw.py"),
-        "--format",
-        "dataworks_json",
-        "--max-batch-messages",
-        "2000",
-        str(tmp_path / "in"),
-    ]
-    loader = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
-    committed = 0
-    deadline = time.monotonic() + 300
-    for line in loader.stderr:
-        if "committed" in line:
-            committed += 1
-            if committed == 2:
-                loader.send_signal(signal.SIGKILL)
-                break
-        assert time.monotonic() < deadline, "the loader never committed a batch"
-    loader.wait()
-    assert loader.returncode == -signal.SIGKILL, "the loader finished before it could be killed"
-
-    rerun = subprocess.run(command, env=environment, capture_output=True, text=True, cwd=PROJECT_ROOT)
-    assert rerun.returncode == 0, rerun.stderr
-    assert landed_counts(environment, "killed") == (len(files) * 1000, len(files) * 1000, len(files))
-
-
-def landed_counts(environment: dict[str, str], schema: str) -> tuple[int, int, int]:
-    """Rows, distinct message ids and distinct files of the landing table, read by a process of its own."""
-    count = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from cdc_dbt_spark.connection import connect; "
-            "print(*connect().sql('select count(*), count(distinct message_id), count(distinct source_file) "
-            f"from {schema}.raw_cdc_messages')[0])",
-        ],
-        env=environment,
-        capture_output=True,
-        text=True,
-        cwd=PROJECT_ROOT,
-        check=True,
-    )
-    return tuple(int(number) for number in count.stdout.split()[-3:])
-
-
-def land_together(environment: dict[str, str], source_format: str, *paths: Path, loaders: int = 2) -> list[str]:
-    """Starts `loaders` loads of the same files at the same moment; each must succeed. Their logs."""
-    command = [sys.executable, str(PROJECT_ROOT / "scripts" / "load_raw.py"), "--format", source_format]
-    started = [
-        subprocess.Popen(
-            [*command, *map(str, paths)], env=environment, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT
-        )
-        for _ in range(loaders)
-    ]
-    logs = [loader.communicate()[1] for loader in started]
-    for loader, log in zip(started, logs, strict=True):
-        assert loader.returncode == 0, log
-    return logs
-
-
-def test_loaders_started_together_land_each_message_once(tmp_path: Path) -> None:
-    """Two loaders on the same files, on the embedded target: the second waits for the
-    metastore, then finds every file landed."""
-    files = [
-        write_jsonl(
-            tmp_path / "in" / f"part-{number}.jsonl",
-            [{"payload": {"op": "MHEARTBEAT", "n": number * 100 + i}} for i in range(100)],
-        )
-        for number in range(3)
-    ]
-    environment = dict(os.environ, CDC_SPARK_HOME=str(tmp_path / "spark"), CDC_SCHEMA="together", CDC_TARGET="local")
-    logs = land_together(environment, "dataworks_json", *files)
-    assert sum(": already landed" in log for log in logs) == 1, logs
-    assert landed_counts(environment, "together") == (300, 300, 3)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT_ROOT, Project, write_jsonl
-from test_bad_input import land_together
 from test_dataworks_json import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
+from test_faults import land_together
 
 pytestmark = pytest.mark.thrift
 
