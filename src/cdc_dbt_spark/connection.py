@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 import jinja2
 import yaml
 
+from cdc_dbt_spark.locks import hold_embedded_metastore
+
 
 def _project_root() -> Path:
     """The dbt project: the checkout this package is installed from (`pip install -e .`), else
@@ -231,8 +233,11 @@ def connect(target: str | None = None) -> SqlConnection:
         # no console progress bar: the scripts log their own progress
         builder = SparkSession.builder.enableHiveSupport().appName("cdc-scripts")
         builder = builder.config("spark.ui.showConsoleProgress", "false")
-        for key, value in spark_conf(output["name"]).items():
+        settings = spark_conf(output["name"])
+        for key, value in settings.items():
             builder = builder.config(key, value)
+        if SparkSession.getActiveSession() is None:
+            hold_embedded_metastore(settings)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         return SqlConnection(output["name"], schema, _spark=spark)

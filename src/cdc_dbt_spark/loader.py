@@ -45,6 +45,7 @@ import yaml
 
 from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
 from cdc_dbt_spark.connection import PROJECT_ROOT, SqlConnection, connect
+from cdc_dbt_spark.locks import LandingLock
 from cdc_dbt_spark.tasks import HASH_SCHEMA, SPLIT_SCHEMA, HashFiles, SplitFiles, task_files
 
 log = logging.getLogger("cdc_load")
@@ -345,34 +346,36 @@ def land(
     try:
         spark = connection.files_spark()
         landing = Landing(connection, spark)
-        landing.remove_unregistered()
-        if not files:
+        # one load at a time per landing table (cdc_dbt_spark.locks)
+        with LandingLock(landing.files):
+            landing.remove_unregistered()
+            if not files:
+                return stats
+            digests = _digest(spark, files)
+            already = landing.landed_files(source_format, {digest[0] for digest in digests if digest[0]})
+            new: list[SourceFile] = []
+            for path, (sha256, size, estimate, error) in zip(files, digests, strict=True):
+                if sha256 is None:
+                    log.error("cannot read %s: %s", path, error)
+                    stats["files_unreadable"] += 1
+                elif sha256 in already:
+                    log.info("skipping %s: already landed", path)
+                    stats["files_skipped"] += 1
+                else:
+                    already.add(sha256)
+                    new.append(SourceFile(path, sha256, size, estimate))
+            batches = _batches(new, max_batch_messages)
+            for number, batch in enumerate(batches, 1):
+                batch_id = landing.next_batch_id()
+                pending = landing.pending_folder(batch_id, source_format)
+                what = f"batch {number} of {len(batches)} ({len(batch)} files)"
+                count = _write_batch(spark, batch, pending, source_format, settings, what)
+                landing.commit(pending, batch_id, source_format)
+                log.info("batch %d committed: %d messages from %d files", batch_id, count, len(batch))
+                stats["files"] += len(batch)
+                stats["messages"] += count
+                stats["batches"] += 1
             return stats
-        digests = _digest(spark, files)
-        already = landing.landed_files(source_format, {digest[0] for digest in digests if digest[0]})
-        new: list[SourceFile] = []
-        for path, (sha256, size, estimate, error) in zip(files, digests, strict=True):
-            if sha256 is None:
-                log.error("cannot read %s: %s", path, error)
-                stats["files_unreadable"] += 1
-            elif sha256 in already:
-                log.info("skipping %s: already landed", path)
-                stats["files_skipped"] += 1
-            else:
-                already.add(sha256)
-                new.append(SourceFile(path, sha256, size, estimate))
-        batches = _batches(new, max_batch_messages)
-        for number, batch in enumerate(batches, 1):
-            batch_id = landing.next_batch_id()
-            pending = landing.pending_folder(batch_id, source_format)
-            what = f"batch {number} of {len(batches)} ({len(batch)} files)"
-            count = _write_batch(spark, batch, pending, source_format, settings, what)
-            landing.commit(pending, batch_id, source_format)
-            log.info("batch %d committed: %d messages from %d files", batch_id, count, len(batch))
-            stats["files"] += len(batch)
-            stats["messages"] += count
-            stats["batches"] += 1
-        return stats
     finally:
         connection.close()
 

@@ -10,10 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -131,53 +127,3 @@ def test_bad_input_corpus(project, tmp_path: Path, caplog: pytest.LogCaptureFixt
         "+ transaction_messages + quarantined_messages) from {schema}.cdc_load_batches"
     )
     assert ledger == [(total, total)]
-
-
-def test_loader_killed_part_way_lands_everything_exactly_once(tmp_path: Path) -> None:
-    """SIGKILL the loader after its first batch is committed; the re-run lands the rest, once."""
-    files = [
-        write_jsonl(
-            tmp_path / "in" / f"part-{number:02d}.jsonl",
-            [{"payload": {"op": "MHEARTBEAT", "n": number * 1000 + i}} for i in range(1000)],
-        )
-        for number in range(12)
-    ]
-    environment = dict(os.environ, CDC_SPARK_HOME=str(tmp_path / "spark"), CDC_SCHEMA="killed", CDC_TARGET="local")
-    command = [
-        sys.executable,
-        str(PROJECT_ROOT / "scripts" / "load_raw.py"),
-        "--format",
-        "dataworks_json",
-        "--max-batch-messages",
-        "2000",
-        str(tmp_path / "in"),
-    ]
-    loader = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
-    committed = 0
-    deadline = time.monotonic() + 300
-    for line in loader.stderr:
-        if "committed" in line:
-            committed += 1
-            if committed == 2:
-                loader.send_signal(signal.SIGKILL)
-                break
-        assert time.monotonic() < deadline, "the loader never committed a batch"
-    loader.wait()
-    assert loader.returncode == -signal.SIGKILL, "the loader finished before it could be killed"
-
-    rerun = subprocess.run(command, env=environment, capture_output=True, text=True, cwd=PROJECT_ROOT)
-    assert rerun.returncode == 0, rerun.stderr
-    count = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from cdc_dbt_spark.connection import connect; "
-            "print(connect().sql('select count(*), count(distinct message_id), count(distinct source_file) "
-            "from killed.raw_cdc_messages')[0])",
-        ],
-        env=environment,
-        capture_output=True,
-        text=True,
-        cwd=PROJECT_ROOT,
-    )
-    assert count.stdout.strip().splitlines()[-1] == str((len(files) * 1000, len(files) * 1000, len(files)))

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_ROOT, Project
+from conftest import PROJECT_ROOT, Project, write_jsonl
 from test_dataworks_json import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
+from test_faults import land_together
 
 pytestmark = pytest.mark.thrift
 
@@ -59,3 +60,21 @@ def test_build_and_docs_on_thrift(thrift_server: None, new_project) -> None:
     project.dbt("docs", "generate")
     catalog = json.loads((Path(os.environ["DBT_TARGET_PATH"]) / "catalog.json").read_text())
     assert "model.cdc.cdc_history" in catalog["nodes"]
+
+
+def test_loaders_started_together_on_thrift(thrift_server: None, new_project, tmp_path: Path) -> None:
+    """Two loaders writing the same table side by side: one waits for the other's landing lock,
+    then finds every file landed; each message is landed once."""
+    project: Project = new_project("thrift")
+    files = [
+        write_jsonl(
+            tmp_path / f"part-{number}.jsonl",
+            [{"payload": {"op": "MHEARTBEAT", "n": number * 100 + i}} for i in range(100)],
+        )
+        for number in range(3)
+    ]
+    project.query("create database if not exists {schema}")
+    environment = dict(os.environ, CDC_SCHEMA=project.schema, CDC_TARGET="thrift")
+    logs = land_together(environment, "dataworks_json", *files)
+    assert sum(": already landed" in log for log in logs) == 1, logs
+    assert project.query("select count(*), count(distinct message_id) from {schema}.raw_cdc_messages") == [(300, 300)]

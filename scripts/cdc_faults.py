@@ -1,0 +1,109 @@
+"""Test kit: dbt and the loader as processes of their own, so that they can be killed.
+
+Used by tests/python/test_faults.py and scripts/soak.py. Every function takes the environment
+the process runs with (CDC_SPARK_HOME, CDC_SCHEMA, DBT_TARGET_PATH, ...): one embedded Spark
+home is opened by one process at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cdc_dbt_spark.connection import PROJECT_ROOT
+
+DBT = str(Path(sys.executable).parent / "dbt")
+BUILD = (DBT, "build", "--profiles-dir", "profiles", "--exclude-resource-type", "unit_test")
+LOADER = (sys.executable, str(PROJECT_ROOT / "scripts" / "load_raw.py"))
+# prints one JSON line per query given as an argument: [query, [row as JSON, ...]]
+QUERY = """
+import json, sys
+from cdc_dbt_spark.connection import connect
+connection = connect()
+for query in sys.argv[1:]:
+    rows = connection.sql(f"select to_json(struct(*)) from ({query.format(schema=connection.schema)})")
+    print(json.dumps([query, [row[0] for row in rows]]))
+"""
+
+
+def run(environment: dict[str, str], *command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command, env=environment, capture_output=True, text=True, cwd=PROJECT_ROOT)
+
+
+def query(environment: dict[str, str], *queries: str) -> dict[str, list[dict]]:
+    """Runs each query (`{schema}` stands for CDC_SCHEMA) in a process of its own: query -> rows."""
+    finished = run(environment, sys.executable, "-c", QUERY, *queries)
+    if finished.returncode != 0:
+        raise RuntimeError(finished.stderr[-3000:])
+    answers = dict(json.loads(line) for line in finished.stdout.splitlines() if line.startswith("["))
+    return {text: [json.loads(row) for row in rows] for text, rows in answers.items()}
+
+
+def incremental_models(target_path: Path) -> list[str]:
+    """The project's incremental models in the order the last build ran them (its run_results)."""
+    manifest = json.loads((target_path / "manifest.json").read_text())
+    incremental = {
+        node["name"]
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["config"]["materialized"] == "incremental"
+    }
+    results = json.loads((target_path / "run_results.json").read_text())["results"]
+    return [name for name in (result["unique_id"].split(".")[-1] for result in results) if name in incremental]
+
+
+def kill_inside(environment: dict[str, str], model: str, after_seconds: float) -> list[str]:
+    """Starts `dbt run` and SIGKILLs it, dbt and its Spark, `after_seconds` after `model` started.
+    Its output; raises if dbt was not killed (it finished or failed first)."""
+    started = re.compile(rf"START sql incremental model {re.escape(environment['CDC_SCHEMA'])}\.{model} ")
+    process = subprocess.Popen(
+        [DBT, "run", "--profiles-dir", "profiles"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=PROJECT_ROOT,
+        start_new_session=True,  # its own process group: dbt and the Spark JVM it starts
+    )
+    output = []
+    for line in process.stdout:
+        output.append(line)
+        if started.search(line):
+            time.sleep(after_seconds)
+            os.killpg(process.pid, signal.SIGKILL)
+            break
+    output += process.stdout.readlines()
+    process.wait()
+    if process.returncode != -signal.SIGKILL:
+        raise RuntimeError(f"dbt was not killed inside {model}:\n{''.join(output)[-3000:]}")
+    return output
+
+
+def finished_model(output: list[str], schema: str, model: str) -> bool:
+    """Whether dbt's output says `model` was written."""
+    done = re.compile(rf"OK created sql incremental model {re.escape(schema)}\.{model} ")
+    return any(done.search(line) for line in output)
+
+
+def kill_loader_after(environment: dict[str, str], arguments: list[str], after_seconds: float) -> bool:
+    """Starts the loader and SIGKILLs it after `after_seconds`; whether it was killed (it may
+    have finished first)."""
+    process = subprocess.Popen(
+        [*LOADER, *arguments],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=PROJECT_ROOT,
+        start_new_session=True,
+    )
+    try:
+        process.wait(after_seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return process.returncode == -signal.SIGKILL
