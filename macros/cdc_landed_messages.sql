@@ -70,8 +70,23 @@
 {% macro cdc_envelope_error(envelope='envelope', message_text='message_text') %}
     case
         when {{ envelope }} is not null then null
-        when try_parse_json({{ message_text }}) is null then 'not valid JSON'
+        when try_parse_json({{ message_text }}) is null then {{ cdc_unparsed_reason(message_text) }}
         when {{ cdc_is_object('try_parse_json(' ~ message_text ~ ')') }} then 'not valid JSON'
         else 'message is not a JSON object'
+    end
+{% endmacro %}
+
+{#
+    The reason of a message that did not parse. Spark parses JSON into a VARIANT of at most
+    16 MiB, so a larger message is reported with its size: it may be valid JSON.
+#}
+{% macro cdc_unparsed_reason(message_text='message_text') %}
+    case
+        when octet_length({{ message_text }}) > 16 * 1024 * 1024
+            then concat(
+                'not valid JSON, or larger than the 16 MiB Spark parses into a VARIANT (',
+                octet_length({{ message_text }}), ' bytes)'
+            )
+        else 'not valid JSON'
     end
 {% endmacro %}

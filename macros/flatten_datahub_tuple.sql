@@ -86,7 +86,7 @@ final as (
         cast(null as string) as ddl_text,
         case
             when loader_error is not null then loader_error
-            when message is null then 'not valid JSON'
+            when message is null then {{ cdc_unparsed_reason() }}
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when operation_type_type not in ('STRING', 'VOID') then '_operation_type_ is not a string'
             when source_table_type not in ('STRING', 'VOID') then '_source_table_ is not a string'

@@ -213,7 +213,7 @@ final as (
         schema_change_ddl as ddl_text,
         case
             when loader_error is not null then loader_error
-            when message is null then 'not valid JSON'
+            when message is null then {{ cdc_unparsed_reason() }}
             when is_tombstone then null
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when not {{ cdc_is_object('payload') }} then 'payload is not a JSON object'

@@ -180,7 +180,7 @@ final as (
         case when vendor_op in ('DDL', 'TRUNCATE') then after_text end as ddl_text,
         case
             when loader_error is not null then loader_error
-            when message is null then 'not valid JSON'
+            when message is null then {{ cdc_unparsed_reason() }}
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when vendor_op not in ('DDL', 'TRUNCATE') and before_values is null and before_text is not null
                 then 'beforeImages is a string where a list of values (one per field) is expected'

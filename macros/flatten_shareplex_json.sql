@@ -135,7 +135,7 @@ final as (
         cast(null as string) as ddl_text,
         case
             when loader_error is not null then loader_error
-            when message is null then 'not valid JSON'
+            when message is null then {{ cdc_unparsed_reason() }}
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
             when {{ cdc_is_not_object('meta') }} then 'meta is not a JSON object'
             when {{ cdc_is_not_object('data_columns') }} then 'data is not a JSON object'

@@ -48,25 +48,28 @@ def test_bad_input_corpus(project, tmp_path: Path, caplog: pytest.LogCaptureFixt
     quarantined with the reason it names; unreadable files are named; the ledger adds up."""
     only = os.environ.get("CDC_BAD_INPUT_FORMATS")
     cases = {name: found for name, found in corpus().items() if not only or name in only.split(",")}
-    big_value = "x" * (50 * 1024 * 1024)
-    big = {
-        "schema": {
-            "dataColumn": [{"name": "id", "type": "LONG"}, {"name": "blob", "type": "STRING"}],
-            "primaryKey": ["id"],
-            "source": {"dbName": "bad_db", "tableName": "big_table"},
-        },
-        "payload": {
-            "op": "INSERT",
-            "sequenceId": "1",
-            "timestamp": {"eventTime": 1600000000000},
-            "after": {"dataColumn": {"id": 1, "blob": big_value}},
-        },
-    }
-    big_file = write_jsonl(tmp_path / "fifty_megabytes.jsonl", [big])
+    # a 10 MB message is one change like any other; one of 50 MB is larger than the 16 MiB Spark
+    # parses JSON into (a VARIANT): it is quarantined, saying so
+    big_files = []
+    for megabytes in (10, 50):
+        big = {
+            "schema": {
+                "dataColumn": [{"name": "id", "type": "LONG"}, {"name": "blob", "type": "STRING"}],
+                "primaryKey": ["id"],
+                "source": {"dbName": "bad_db", "tableName": f"big_table_{megabytes}"},
+            },
+            "payload": {
+                "op": "INSERT",
+                "sequenceId": "1",
+                "timestamp": {"eventTime": 1600000000000},
+                "after": {"dataColumn": {"id": 1, "blob": "x" * (megabytes * 1024 * 1024)}},
+            },
+        }
+        big_files.append(write_jsonl(tmp_path / f"{megabytes}_megabytes.jsonl", [big]))
     caplog.set_level(logging.ERROR, logger="cdc_load")
     for source_format, format_cases in cases.items():
         paths = [CORPUS / source_format / case["file"] for case in format_cases]
-        extra = [big_file] if source_format == "dataworks_json" else []
+        extra = big_files if source_format == "dataworks_json" else []
         stats = project.land(source_format, *paths, *extra)
         unreadable = [path for path, case in zip(paths, format_cases, strict=True) if case.get("unreadable")]
         assert stats["files_unreadable"] == len(unreadable), source_format
@@ -118,8 +121,13 @@ def test_bad_input_corpus(project, tmp_path: Path, caplog: pytest.LogCaptureFixt
                         problems.append(f"{where}: {table} {key} has {versions.get((table, key), 0)} versions")
     assert not problems, "\n".join(problems)
 
-    # the 50 MB message is one change like any other
-    assert "dataworks_json" not in cases or len(current["bad_db.big_table"]['{"id":1}']["blob"]) == len(big_value)
+    if "dataworks_json" in cases:
+        assert len(current["bad_db.big_table_10"]['{"id":1}']["blob"]) == 10 * 1024 * 1024
+        fifty = os.path.getsize(big_files[1]) - 1  # without its newline
+        assert "bad_db.big_table_50" not in current
+        assert quarantined[(str(big_files[1]), 0)] == {
+            f"not valid JSON, or larger than the 16 MiB Spark parses into a VARIANT ({fifty} bytes)"
+        }
     # conservation: every landed message is accounted for
     total = sum(landed.values())
     ledger = project.query(
