@@ -90,20 +90,33 @@ def finished_model(output: list[str], schema: str, model: str) -> bool:
     return any(done.search(line) for line in output)
 
 
-def kill_loader_after(environment: dict[str, str], arguments: list[str], after_seconds: float) -> bool:
-    """Starts the loader and SIGKILLs it after `after_seconds`; whether it was killed (it may
-    have finished first)."""
+def kill_loader(environment: dict[str, str], arguments: list[str], after_commits: int) -> bool:
+    """Starts the loader and SIGKILLs it, with its Spark, once it has committed `after_commits`
+    landing batches; whether it was killed (it may finish first)."""
     process = subprocess.Popen(
         [*LOADER, *arguments],
         env=environment,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         cwd=PROJECT_ROOT,
         start_new_session=True,
     )
-    try:
-        process.wait(after_seconds)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    committed = 0
+    for line in process.stderr:
+        committed += " committed: " in line
+        if committed == after_commits:
+            os.killpg(process.pid, signal.SIGKILL)
+            break
+    process.stderr.read()
+    process.wait()
     return process.returncode == -signal.SIGKILL
+
+
+def land_together(environment: dict[str, str], arguments: list[str], loaders: int = 2) -> list[tuple[int, str]]:
+    """Starts `loaders` loaders with the same arguments at the same moment: (exit code, log) of each."""
+    started = [
+        subprocess.Popen([*LOADER, *arguments], env=environment, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
+        for _ in range(loaders)
+    ]
+    return [(loader.wait(), log) for loader, log in ((loader, loader.communicate()[1]) for loader in started)]

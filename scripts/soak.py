@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from cdc_faults import BUILD, LOADER, incremental_models, kill_inside, kill_loader_after, query, run
+from cdc_faults import BUILD, LOADER, incremental_models, kill_inside, kill_loader, query, run
 from cdc_generate import CANNOT_TRUNCATE, ENCODERS, Scenario, expected_state, write_stream
 
 from cdc_dbt_spark.connection import PROJECT_ROOT
@@ -113,7 +113,7 @@ def soak_round(formats: list[str], args: argparse.Namespace, number: int, rng: r
             if not paths:
                 continue
             arguments = ["--format", source_format, "--max-batch-messages", "500", *paths]
-            if rng.random() < args.kill_share and kill_loader_after(environment, arguments, rng.uniform(2, 15)):
+            if rng.random() < args.kill_share and kill_loader(environment, arguments, rng.randint(1, 3)):
                 kills += 1
             if run(environment, *LOADER, *arguments).returncode != 0:
                 failures[source_format] += 1

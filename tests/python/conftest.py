@@ -50,9 +50,9 @@ class Project:
         os.environ["CDC_SCHEMA"] = self.schema
         os.environ["CDC_TARGET"] = self.target
 
-    def land(self, source_format: str, *paths: Path | str) -> dict[str, int]:
+    def land(self, source_format: str, *paths: Path | str, max_batch_messages: int = 5_000_000) -> dict[str, int]:
         self._env()
-        return land(source_format, [str(path) for path in paths], self.target)
+        return land(source_format, [str(path) for path in paths], self.target, max_batch_messages)
 
     def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT, check: bool = True):
         """Run dbt in this project's schema; with check, fails the test unless dbt succeeds.

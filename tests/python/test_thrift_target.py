@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cdc_faults import land_together
 from conftest import PROJECT_ROOT, Project, write_jsonl
 from test_dataworks_json import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
-from test_faults import land_together
 
 pytestmark = pytest.mark.thrift
 
@@ -75,6 +75,7 @@ def test_loaders_started_together_on_thrift(thrift_server: None, new_project, tm
     ]
     project.query("create database if not exists {schema}")
     environment = dict(os.environ, CDC_SCHEMA=project.schema, CDC_TARGET="thrift")
-    logs = land_together(environment, "dataworks_json", *files)
-    assert sum(": already landed" in log for log in logs) == 1, logs
+    together = land_together(environment, ["--format", "dataworks_json", *map(str, files)])
+    assert [code for code, _ in together] == [0, 0], together
+    assert sum(": already landed" in log for _, log in together) == 1, together
     assert project.query("select count(*), count(distinct message_id) from {schema}.raw_cdc_messages") == [(300, 300)]
