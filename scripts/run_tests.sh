@@ -18,8 +18,9 @@ echo "== sqlfluff (dbt templater, sparksql)"
 echo "== pytest"
 unset CDC_SPARK_HOME
 set +e
-# two workers (one per core), each with its own Spark; a module's tests stay on one worker
-"$PYTHON" -m pytest -n 2 --dist loadfile --durations=8 "$@"
+# two workers (one per core), each with its own Spark; a module's tests stay on one worker, and
+# modules go to workers in collection order (conftest puts the slowest first), not by test count
+"$PYTHON" -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=8 "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then
