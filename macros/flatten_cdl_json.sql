@@ -45,17 +45,9 @@ fields as (
         try_variant_get(payload, '$.before') as raw_before,
         try_variant_get(payload, '$.data') as after_columns,
         try_variant_get(payload, '$.unique') as unique_block,
-        -- names are JSON strings: a cast would turn an object into its JSON text
-        if(
-            schema_of_variant(try_variant_get(payload, '$.SEG_OWNER')) = 'STRING',
-            try_variant_get(payload, '$.SEG_OWNER', 'string'),
-            null
-        ) as seg_owner,
-        if(
-            schema_of_variant(try_variant_get(payload, '$.TABLE_NAME')) = 'STRING',
-            try_variant_get(payload, '$.TABLE_NAME', 'string'),
-            null
-        ) as table_name,
+        -- names are JSON strings (cdc_json_string)
+        {{ cdc_json_string('payload', '$.SEG_OWNER') }} as seg_owner,
+        {{ cdc_json_string('payload', '$.TABLE_NAME') }} as table_name,
         try_variant_get(payload, '$.transaction.properties') as raw_properties,
         -- key order is the text's (variant objects sort their keys)
         json_object_keys(coalesce(
@@ -100,20 +92,8 @@ images as (
             else raw_before
         end as before_columns,
         -- key columns whose `unique` value is neither the row's value in `data` nor in `before`
-        case when {{ cdc_is_object('unique_block') }} then filter(
-            unique_columns,
-            column_name -> not exists(
-                array(after_columns, raw_before),
-                image -> {{ cdc_is_object('image') }}
-                and to_json(cast(image as map<string, variant>)[column_name])
-                = to_json(cast(unique_block as map<string, variant>)[column_name])
-            )
-            and exists(
-                array(after_columns, raw_before),
-                image -> {{ cdc_is_object('image') }}
-                and map_contains_key(cast(image as map<string, variant>), column_name)
-            )
-        ) end as disagreeing_key_columns
+        {{ cdc_disagreeing_key_columns('unique_block', 'unique_columns', ['after_columns', 'raw_before']) }}
+            as disagreeing_key_columns
     from fields
 ),
 

@@ -56,17 +56,9 @@ fields as (
             nullif(try_variant_get(payload, '$.source.ts_ms', 'bigint'), 0),
             try_variant_get(payload, '$.ts_ms', 'bigint')
         ) as event_time_ms,
-        -- names are JSON strings: a cast would turn an object into its JSON text
-        if(
-            schema_of_variant(try_variant_get(payload, '$.source.db')) = 'STRING',
-            try_variant_get(payload, '$.source.db', 'string'),
-            null
-        ) as source_db,
-        if(
-            schema_of_variant(try_variant_get(payload, '$.source.table')) = 'STRING',
-            try_variant_get(payload, '$.source.table', 'string'),
-            null
-        ) as source_table,
+        -- names are JSON strings (cdc_json_string)
+        {{ cdc_json_string('payload', '$.source.db') }} as source_db,
+        {{ cdc_json_string('payload', '$.source.table') }} as source_table,
         try_variant_get(payload, '$.source.schema', 'string') as source_schema,
         try_variant_get(payload, '$.unique') as unique_block,
         -- CDL 2.0 declares the key in `unique`; key order is the text's (variant objects sort keys)
@@ -128,20 +120,8 @@ classified as (
             else cast(array() as array<string>)
         end as position_parts,
         -- CDL 2.0 key columns whose `unique` value is neither the row's value in after nor in before
-        case when {{ cdc_is_object('unique_block') }} then filter(
-            unique_columns,
-            column_name -> not exists(
-                array(raw_after, raw_before),
-                image -> {{ cdc_is_object('image') }}
-                and to_json(cast(image as map<string, variant>)[column_name])
-                = to_json(cast(unique_block as map<string, variant>)[column_name])
-            )
-            and exists(
-                array(raw_after, raw_before),
-                image -> {{ cdc_is_object('image') }}
-                and map_contains_key(cast(image as map<string, variant>), column_name)
-            )
-        ) end as disagreeing_key_columns
+        {{ cdc_disagreeing_key_columns('unique_block', 'unique_columns', ['raw_after', 'raw_before']) }}
+            as disagreeing_key_columns
     from fields
 ),
 

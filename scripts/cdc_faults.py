@@ -32,6 +32,19 @@ for query in sys.argv[1:]:
 """
 
 
+def project_environment(home: Path, schema: str) -> dict[str, str]:
+    """The environment of processes that share one embedded project: its Spark home (warehouse
+    and metastore), schema, dbt target and logs under `home`."""
+    return dict(
+        os.environ,
+        CDC_SPARK_HOME=str(home / "spark"),
+        CDC_SCHEMA=schema,
+        CDC_TARGET="local",
+        DBT_TARGET_PATH=str(home / "target"),
+        DBT_LOG_PATH=str(home / "logs"),
+    )
+
+
 def run(environment: dict[str, str], *command: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, env=environment, capture_output=True, text=True, cwd=PROJECT_ROOT)
 

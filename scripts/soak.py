@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import sys
@@ -28,7 +27,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from cdc_faults import BUILD, LOADER, incremental_models, kill_inside, kill_loader, query, run
+from cdc_faults import BUILD, LOADER, incremental_models, kill_inside, kill_loader, project_environment, query, run
 from cdc_generate import CANNOT_TRUNCATE, ENCODERS, Scenario, expected_state, write_stream
 
 from cdc_dbt_spark.connection import PROJECT_ROOT
@@ -96,14 +95,7 @@ def soak_round(formats: list[str], args: argparse.Namespace, number: int, rng: r
     folder = args.work_dir / f"round-{number}"
     shutil.rmtree(folder, ignore_errors=True)
     oracle, files = streams_of_round(formats, args.streams, args.loads, rng, folder / "in")
-    environment = dict(
-        os.environ,
-        CDC_SPARK_HOME=str(folder / "spark"),
-        CDC_SCHEMA="soak",
-        CDC_TARGET="local",
-        DBT_TARGET_PATH=str(folder / "target"),
-        DBT_LOG_PATH=str(folder / "logs"),
-    )
+    environment = project_environment(folder, "soak")
     failures: Counter[str] = Counter()  # per format; builds count for every format
     kills = 0
     models: list[str] = []

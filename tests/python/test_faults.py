@@ -5,7 +5,6 @@ incremental model, each followed by the next run, end exactly where a clean run 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from cdc_faults import (
@@ -16,6 +15,7 @@ from cdc_faults import (
     kill_inside,
     kill_loader,
     land_together,
+    project_environment,
     query,
     run,
 )
@@ -62,14 +62,7 @@ def test_killed_and_concurrent_runs_end_where_a_clean_run_ends(new_project, tmp_
         reference.build(tests=False)
 
     home = tmp_path / "faults"
-    environment = dict(
-        os.environ,
-        CDC_SPARK_HOME=str(home / "spark"),
-        CDC_SCHEMA="faults",
-        CDC_TARGET="local",
-        DBT_TARGET_PATH=str(home / "target"),
-        DBT_LOG_PATH=str(home / "logs"),
-    )
+    environment = project_environment(home, "faults")
 
     def succeeds(*command: str) -> None:
         finished = run(environment, *command)

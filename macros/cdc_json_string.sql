@@ -1,0 +1,14 @@
+{#
+    The value at `path` of the variant `value` when it is a JSON string, else null: a cast to
+    string would turn an object or a number into its JSON text (a table named `{"a":1}`).
+#}
+{% macro cdc_json_string(value, path) %}
+    {% if not (path is string and path.startswith('$')) %}
+        {{ exceptions.raise_compiler_error("cdc_json_string: path must be a JSON path starting with '$'; got " ~ path) }}
+    {% endif %}
+    if(
+        schema_of_variant(try_variant_get({{ value }}, '{{ path }}')) = 'STRING',
+        try_variant_get({{ value }}, '{{ path }}', 'string'),
+        null
+    )
+{% endmacro %}
