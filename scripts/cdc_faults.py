@@ -70,12 +70,12 @@ def incremental_models(target_path: Path) -> list[str]:
     return [name for name in (result["unique_id"].split(".")[-1] for result in results) if name in incremental]
 
 
-def kill_inside(environment: dict[str, str], model: str, after_seconds: float) -> list[str]:
-    """Starts `dbt run` and SIGKILLs it, dbt and its Spark, `after_seconds` after `model` started.
-    Its output; raises if dbt was not killed (it finished or failed first)."""
+def kill_inside(environment: dict[str, str], model: str, after_seconds: float, *dbt_args: str) -> list[str]:
+    """Starts `dbt run` (with `dbt_args`) and SIGKILLs it, dbt and its Spark, `after_seconds`
+    after `model` started. Its output; raises if dbt was not killed (it finished or failed first)."""
     started = re.compile(rf"START sql incremental model {re.escape(environment['CDC_SCHEMA'])}\.{model} ")
     process = subprocess.Popen(
-        [DBT, "run", "--profiles-dir", "profiles"],
+        [DBT, "run", "--profiles-dir", "profiles", *dbt_args],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

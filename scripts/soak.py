@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import yaml
 from cdc_faults import BUILD, LOADER, incremental_models, kill_inside, kill_loader, project_environment, query, run
 from cdc_generate import CANNOT_TRUNCATE, ENCODERS, Scenario, expected_state, write_stream
 
@@ -67,6 +68,23 @@ def streams_of_round(formats: list[str], streams: int, loads: int, rng: random.R
     return oracle, files
 
 
+# formats whose messages name no key: the invariant test's tables have theirs in seed
+# cdc_table_keys; the soak's, as typed-table key overrides (var cdc_typed_tables) of the run
+KEYLESS_FORMATS = ("datahub_tuple", "shareplex_json")
+
+
+def key_vars(oracle: dict[str, tuple[dict, dict]]) -> str:
+    """--vars declaring `id` the key of every table of the keyless formats' streams, beside the
+    project's own typed tables."""
+    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())
+    typed = dict(project["vars"].get("cdc_typed_tables") or {})
+    for database in oracle:
+        if database.rsplit("_", 1)[0] in KEYLESS_FORMATS:
+            for table in {table_id for table_id, _ in oracle[database][1]}:
+                typed[f"soak_{table}".replace(".", "_")] = {"table_id": table, "key_columns": ["id"]}
+    return json.dumps({"cdc_typed_tables": typed})
+
+
 def differences(oracle: dict[str, tuple[dict, dict]], current: list[dict], versions: list[dict]) -> set[str]:
     """The databases whose current rows or version counts differ from the replay."""
 
@@ -96,6 +114,7 @@ def soak_round(formats: list[str], args: argparse.Namespace, number: int, rng: r
     shutil.rmtree(folder, ignore_errors=True)
     oracle, files = streams_of_round(formats, args.streams, args.loads, rng, folder / "in")
     environment = project_environment(folder, "soak")
+    dbt_vars = key_vars(oracle)
     failures: Counter[str] = Counter()  # per format; builds count for every format
     kills = 0
     models: list[str] = []
@@ -110,9 +129,9 @@ def soak_round(formats: list[str], args: argparse.Namespace, number: int, rng: r
             if run(environment, *LOADER, *arguments).returncode != 0:
                 failures[source_format] += 1
         if models and rng.random() < args.kill_share:
-            kill_inside(environment, rng.choice(models), rng.uniform(0, 1))
+            kill_inside(environment, rng.choice(models), rng.uniform(0, 1), "--vars", dbt_vars)
             kills += 1
-        if run(environment, *BUILD).returncode != 0:
+        if run(environment, *BUILD, "--vars", dbt_vars).returncode != 0:
             failures.update(formats)
         models = models or incremental_models(folder / "target")
         print(f"round {number}: load {load + 1} of {args.loads} landed and built ({kills} kills so far)", flush=True)
