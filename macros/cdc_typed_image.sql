@@ -3,8 +3,8 @@
     the type its envelope declares. `column_types` is a SQL map of column name -> vendor
     type name; which vendor type gets which conversion is data: var cdc_formats,
     `value_types`. Conversions: epoch_millis (13-digit ms -> timestamp), base64 (-> binary),
-    double (number or numeric text -> double), number_text (numeric text -> the JSON number
-    it spells: integer or exact decimal), date_text ('yyyy-MM-dd' -> date),
+    double (number or numeric text -> double), number_text and decimal_text (numeric text ->
+    the JSON number it spells, macro cdc_json_number), date_text ('yyyy-MM-dd' -> date),
     timestamp_ntz_text ('yyyy-MM-dd HH:mm:ss[.f]' -> timestamp without time zone),
     latin1_bytes (text whose characters are bytes, Canal's rendering of binary -> binary);
     dts_*: Alibaba DTS Avro union records (see models/staging/dts_avro/_dts_avro__docs.md). Unlisted types keep their JSON value; JSON null stays null; a value
@@ -25,14 +25,14 @@
         'epoch_micros': 'cast(timestamp_micros(cast(column_value as bigint)) as variant)',
         'epoch_nanos': 'cast(timestamp_micros(div(cast(column_value as bigint), 1000)) as variant)',
         'iso_timestamp': 'cast(try_to_timestamp(cast(column_value as string)) as variant)',
-        'decimal_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?$' then parse_json(trim(cast(column_value as string))) end",
+        'decimal_text': cdc_json_number('cast(column_value as string)'),
         'decimal_base64': cdc_decimal_from_base64('cast(column_value as string)', "coalesce(try_cast(regexp_extract(" ~ column_types ~ "[column_name], 'scale=([0-9]+)', 1) as int), 0)"),
         'double': 'cast(try_cast(column_value as double) as variant)',
-        'number_text': "case when trim(cast(column_value as string)) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$' then try_parse_json(trim(cast(column_value as string))) end",
+        'number_text': cdc_json_number('cast(column_value as string)'),
         'date_text': 'cast(try_cast(cast(column_value as string) as date) as variant)',
         'timestamp_ntz_text': 'cast(try_cast(cast(column_value as string) as timestamp_ntz) as variant)',
         'latin1_bytes': "cast(encode(cast(column_value as string), 'ISO-8859-1') as variant)",
-        'dts_number': "case when trim(try_variant_get(column_value, '$.value', 'string')) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$' then try_parse_json(trim(try_variant_get(column_value, '$.value', 'string'))) end",
+        'dts_number': cdc_json_number("try_variant_get(column_value, '$.value', 'string')"),
         'dts_double': "cast(try_variant_get(column_value, '$.value', 'double') as variant)",
         'dts_timestamp': "cast(timestamp_millis(try_variant_get(column_value, '$.timestamp', 'bigint') * 1000 + coalesce(try_variant_get(column_value, '$.millis', 'bigint'), 0)) as variant)",
         'dts_datetime': "case when try_variant_get(column_value, '$.year', 'int') is null then cast(format_string('%02d:%02d:%02d', try_variant_get(column_value, '$.hour', 'int'), try_variant_get(column_value, '$.minute', 'int'), try_variant_get(column_value, '$.second', 'int')) as variant) when try_variant_get(column_value, '$.hour', 'int') is null then cast(cast(try_make_timestamp_ntz(try_variant_get(column_value, '$.year', 'int'), try_variant_get(column_value, '$.month', 'int'), try_variant_get(column_value, '$.day', 'int'), 0, 0, 0) as date) as variant) else cast(try_make_timestamp_ntz(try_variant_get(column_value, '$.year', 'int'), try_variant_get(column_value, '$.month', 'int'), try_variant_get(column_value, '$.day', 'int'), try_variant_get(column_value, '$.hour', 'int'), try_variant_get(column_value, '$.minute', 'int'), try_variant_get(column_value, '$.second', 'int') + coalesce(try_variant_get(column_value, '$.millis', 'int'), 0) / 1000.0) as variant) end",

@@ -54,9 +54,6 @@ fields as (
         try_variant_get(message, '$.bornTimestamp', 'bigint') as born_millis,
         try_variant_get(message, '$.sourcePosition', 'string') as source_position,
         try_variant_get(message, '$.tags.pk_uk_info', 'string') as pk_uk_info,
-        try_variant_get(
-            try_parse_json(try_variant_get(message, '$.tags.pk_uk_info', 'string')), '$.PRIMARY', 'array<string>'
-        ) as primary_key,
         transform(
             try_variant_get(message, '$.fields', 'array<variant>'),
             field -> try_variant_get(field, '$.name', 'string')
@@ -68,14 +65,22 @@ fields as (
     from landed
 ),
 
-checked as (
+parsed_tags as (
     select
         fields.*,
+        try_parse_json(pk_uk_info) as pk_uk_json
+    from fields
+),
+
+checked as (
+    select
+        parsed_tags.*,
+        try_variant_get(pk_uk_json, '$.PRIMARY', 'array<string>') as primary_key,
         (before_values is null or size(before_values) = size(field_names))
         and (after_values is null or size(after_values) = size(field_names))
         and size(array_distinct(field_names)) = size(field_names)
         and not array_contains(transform(field_names, name -> name is null), true) as images_fit
-    from fields
+    from parsed_tags
 ),
 
 imaged as (
@@ -107,21 +112,18 @@ imaged as (
         case when images_fit then
             element_at(filter(
                 concat(
-                    zip_with(field_names, coalesce(after_values, array()), (name, image_value) -> named_struct(
+                    {%- for values in ('after_values', 'before_values') %}
+                    zip_with(field_names, coalesce({{ values }}, array()), (name, image_value) -> named_struct(
                         'name', name, 'branch', {{ branch }},
                         'charset', lower(try_variant_get(image_value, '$[1].charset', 'string')),
                         'text', try_variant_get(image_value, '$[1].value', 'string')
-                    )),
-                    zip_with(field_names, coalesce(before_values, array()), (name, image_value) -> named_struct(
-                        'name', name, 'branch', {{ branch }},
-                        'charset', lower(try_variant_get(image_value, '$[1].charset', 'string')),
-                        'text', try_variant_get(image_value, '$[1].value', 'string')
-                    ))
+                    )){{ ',' if not loop.last }}
+                    {%- endfor %}
                 ),
                 item -> (
                     item.branch in (
                     {%- for name in number_branches %}{{ cdc_string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
-                    and not coalesce(trim(item.text) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$', false)
+                    and {{ cdc_json_number('item.text') }} is null
                 ) or (
                     item.branch in (
                     {%- for name in character_branches %}{{ cdc_string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
@@ -203,8 +205,8 @@ final as (
             when
                 pk_uk_info is not null
                 and (
-                    not coalesce({{ cdc_is_object('try_parse_json(pk_uk_info)') }}, false)
-                    or (try_variant_get(try_parse_json(pk_uk_info), '$.PRIMARY') is not null and primary_key is null)
+                    not coalesce({{ cdc_is_object('pk_uk_json') }}, false)
+                    or (try_variant_get(pk_uk_json, '$.PRIMARY') is not null and primary_key is null)
                 )
                 then 'tags.pk_uk_info is not JSON like {"PRIMARY": [column names]}'
             when size(null_key_columns) > 0

@@ -666,13 +666,10 @@ def _dts_writer(records: list[dict], legacy_writer: bool = False) -> tuple[Any, 
     """The DTS Record writer schema and the records as it takes them: the project's schemas
     named in dbt_project.yml (schemas/dts_avro/). `legacy_writer`: the older Record schema of
     Alibaba's Java SDK, which has no bornTimestamp."""
-    import yaml
-
     from cdc_dbt_spark.avro import load_schema
+    from cdc_dbt_spark.loader import project_formats
 
-    settings = yaml.safe_load((Path(__file__).resolve().parents[1] / "dbt_project.yml").read_text())["vars"][
-        "cdc_formats"
-    ]["dts_avro"]
+    settings = project_formats()["dts_avro"]
     if not legacy_writer:
         return load_schema(settings["avro_schema"]), records
     legacy = [{k: v for k, v in record.items() if k != "bornTimestamp"} for record in records]

@@ -27,12 +27,11 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
 from cdc_faults import BUILD, LOADER, incremental_models, kill_inside, kill_loader, project_environment, query, run
 from cdc_generate import CANNOT_TRUNCATE, ENCODERS, Scenario, expected_state, write_stream
 
 from cdc_dbt_spark.connection import PROJECT_ROOT
-from cdc_dbt_spark.loader import project_formats
+from cdc_dbt_spark.loader import project_formats, project_vars
 
 
 def streams_of_round(formats: list[str], streams: int, loads: int, rng: random.Random, folder: Path):
@@ -76,8 +75,7 @@ KEYLESS_FORMATS = ("datahub_tuple", "shareplex_json")
 def key_vars(oracle: dict[str, tuple[dict, dict]]) -> str:
     """--vars declaring `id` the key of every table of the keyless formats' streams, beside the
     project's own typed tables."""
-    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())
-    typed = dict(project["vars"].get("cdc_typed_tables") or {})
+    typed = dict(project_vars().get("cdc_typed_tables") or {})
     for database in oracle:
         if database.rsplit("_", 1)[0] in KEYLESS_FORMATS:
             for table in {table_id for table_id, _ in oracle[database][1]}:

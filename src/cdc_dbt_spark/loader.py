@@ -90,10 +90,14 @@ WRITE_CONF = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 PROGRESS_SECONDS = 5.0
 
 
+def project_vars() -> dict[str, Any]:
+    """The vars of dbt_project.yml."""
+    return yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
+
+
 def project_formats() -> dict[str, dict[str, Any]]:
     """The formats declared in dbt_project.yml (var `cdc_formats`)."""
-    project = yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())
-    return project["vars"]["cdc_formats"]
+    return project_vars()["cdc_formats"]
 
 
 def iter_files(paths: Iterable[str]) -> Iterator[Path]:
