@@ -8,7 +8,7 @@ PYTHON := $(VENV)/bin/python
 
 .PHONY: setup browser cluster-packages cluster cluster-stop demo test docs clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed $(VENV)/spark-classes.jsa
 
 # The docs-site test drives headless Chromium (Debian's package).
 browser:
@@ -36,6 +36,11 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m pip install --quiet -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	touch $@
+
+# The classes every embedded Spark process loads at start, archived once (half its start-up;
+# profiles.yml names the file, src/cdc_dbt_spark/class_archive.py says how it is made).
+$(VENV)/spark-classes.jsa: $(VENV)/.installed
+	$(PYTHON) -m cdc_dbt_spark.class_archive
 
 demo: setup
 	$(PYTHON) scripts/demo.py

@@ -97,10 +97,10 @@ def kill_inside(environment: dict[str, str], model: str, after_seconds: float, *
     return output
 
 
-def finished_model(output: list[str], schema: str, model: str) -> bool:
-    """Whether dbt's output says `model` was written."""
-    done = re.compile(rf"OK created sql incremental model {re.escape(schema)}\.{model} ")
-    return any(done.search(line) for line in output)
+def finished_models(output: list[str], schema: str) -> set[str]:
+    """The models dbt's output says were written."""
+    done = re.compile(rf"OK created sql \w+ model {re.escape(schema)}\.(\w+) ")
+    return {match.group(1) for match in map(done.search, output) if match}
 
 
 def kill_loader(environment: dict[str, str], arguments: list[str], after_commits: int) -> bool:
