@@ -45,7 +45,8 @@ $(VENV)/spark-classes.jsa: $(VENV)/.installed
 demo: setup
 	$(PYTHON) scripts/demo.py
 
-test: setup browser cluster-packages
+# (run_tests.sh makes the class archive itself, beside the lint)
+test: $(VENV)/.installed browser cluster-packages
 	scripts/run_tests.sh
 
 docs: setup
