@@ -44,6 +44,7 @@ from cdc_generate import CONTAINER_FORMATS, ENCODERS, Scenario, message_lines
 
 from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, cluster_spark, connect
 from cdc_dbt_spark.loader import land
+from cdc_dbt_spark.locks import release_embedded_metastores
 
 log = logging.getLogger("bench")
 
@@ -271,6 +272,7 @@ def stop_spark(spark: Any) -> None:
         gateway.proc.wait(timeout=120)
     SparkContext._gateway = None
     SparkContext._jvm = None
+    release_embedded_metastores()  # the JVM that had Derby open is gone
 
 
 def small_run(source_format: str, small: MessageFiles, work: Path, env: dict[str, str]) -> Step:

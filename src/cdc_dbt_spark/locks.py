@@ -147,7 +147,7 @@ def _process_alive(pid: int) -> bool:
     return pid > 0
 
 
-_held: dict[Path, Any] = {}  # metastore -> the open lock file, for the process's life
+_held: dict[Path, Any] = {}  # metastore -> the open lock file, until the JVM ends (or the process)
 
 
 def hold_embedded_metastore(spark_conf: dict[str, str]) -> None:
@@ -169,3 +169,11 @@ def hold_embedded_metastore(spark_conf: dict[str, str]) -> None:
         log.info("waiting: another process has the embedded metastore %s open (one process at a time)", database)
         fcntl.flock(handle, fcntl.LOCK_EX)
     _held[database] = handle
+
+
+def release_embedded_metastores() -> None:
+    """Lets other processes open the embedded metastores this process held: for a process that
+    ended its Spark JVM (stopping the session alone leaves Derby open) and goes on without it."""
+    while _held:
+        _, handle = _held.popitem()
+        handle.close()  # closing the file drops its lock

@@ -5,6 +5,8 @@ incremental model, each followed by the next run, end exactly where a clean run 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from cdc_faults import (
@@ -21,6 +23,8 @@ from cdc_faults import (
 )
 from cdc_generate import Scenario, write_stream
 from conftest import Project, write_jsonl
+
+from cdc_dbt_spark.locks import hold_embedded_metastore, release_embedded_metastores
 
 # columns that differ between two projects landing the same files at other times (batch ids,
 # build times, and the partition of closed versions: the run that closed them)
@@ -101,3 +105,23 @@ def test_killed_and_concurrent_runs_end_where_a_clean_run_ends(new_project, tmp_
         clean = [json.loads(row[0]) for row in reference.query(f"select to_json(struct(*)) from ({text})")]
         assert comparable(after_faults[text]) == comparable(clean), table
     assert after_faults[queries["cdc_quarantine"]] and after_faults[queries["cdc_ddl_events"]]
+
+
+def test_an_ended_jvm_lets_go_of_the_embedded_metastore(tmp_path: Path) -> None:
+    """A process holds the embedded metastore until it lets go (scripts/bench.py does, once it has
+    ended its JVM, before the small run's commands open the metastore themselves)."""
+    conf = {
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={tmp_path}/metastore_db;create=true"
+    }
+    other_process = [
+        sys.executable,
+        "-c",
+        "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'w'), fcntl.LOCK_EX | fcntl.LOCK_NB)",
+        f"{tmp_path}/metastore_db.cdc-lock",
+    ]
+    hold_embedded_metastore(conf)
+    try:
+        assert subprocess.run(other_process, capture_output=True).returncode != 0  # held: it would wait
+    finally:
+        release_embedded_metastores()
+    assert subprocess.run(other_process, capture_output=True).returncode == 0
