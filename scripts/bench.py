@@ -42,9 +42,8 @@ from typing import Any
 from bench_hand_written import HAND_WRITTEN
 from cdc_generate import CONTAINER_FORMATS, ENCODERS, Scenario, message_lines
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, cluster_spark, connect
+from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, cluster_spark, connect, end_spark
 from cdc_dbt_spark.loader import land
-from cdc_dbt_spark.locks import release_embedded_metastores
 
 log = logging.getLogger("bench")
 
@@ -257,24 +256,6 @@ def hand_written(spark: Any, source_format: str, base: MessageFiles, work: Path,
     return step
 
 
-def stop_spark(spark: Any) -> None:
-    """Stop the bench's Spark and end its JVM: the embedded Derby metastore admits one process at a time, and
-    stopping the session alone leaves the JVM (and its lock on the metastore) alive."""
-    from pyspark import SparkContext
-
-    gateway = SparkContext._gateway
-    spark.stop()
-    if gateway is None:
-        return
-    gateway.shutdown()
-    if gateway.proc is not None:
-        gateway.proc.stdin.close()  # the gateway JVM exits when its stdin closes
-        gateway.proc.wait(timeout=120)
-    SparkContext._gateway = None
-    SparkContext._jvm = None
-    release_embedded_metastores()  # the JVM that had Derby open is gone
-
-
 def small_run(source_format: str, small: MessageFiles, work: Path, env: dict[str, str]) -> Step:
     """Land the small run's messages, then dbt build, as a user runs them: two commands, each its own process
     starting its own JVM; wall time of both, load included."""
@@ -415,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # last: the small run's commands open the metastore themselves (local) or need the cluster's cores
     # (cluster), so this process must let go of its Spark first
-    stop_spark(spark)
+    end_spark(spark)
     steps.append(small_run(args.format, files["small"], work, {**os.environ, **bench_env}))
 
     by_name = {step.name: step for step in steps}

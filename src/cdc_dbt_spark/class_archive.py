@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, spark_conf
+from cdc_dbt_spark.connection import PROJECT_ROOT, end_spark, spark_conf
 
 log = logging.getLogger("class_archive")
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -85,11 +85,8 @@ def make_archive(target: str = "local") -> Path | None:
             spark.sql(statement).collect()
         # a Python task, as the loader runs them
         spark.range(4).mapInArrow(lambda batches: batches, "id long").collect()
-        jvm = spark.sparkContext._gateway.proc
-        spark.stop()
-        # the JVM writes the archive as it exits, which it does when its stdin closes
-        jvm.stdin.close()
-        if jvm.wait() != 0 or not written.is_file():
+        # the JVM writes the archive as it exits
+        if end_spark(spark) != 0 or not written.is_file():
             raise SystemExit(f"the JVM wrote no class archive to {written}")
         written.replace(archive)
     return archive

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import jinja2
 import yaml
 
-from cdc_dbt_spark.locks import hold_embedded_metastore
+from cdc_dbt_spark.locks import hold_embedded_metastore, release_embedded_metastores
 
 
 def _project_root() -> Path:
@@ -218,6 +218,27 @@ def local_spark() -> Any:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def end_spark(spark: Any) -> int | None:
+    """Stops the session and ends this process's Spark JVM (stopping the session alone leaves
+    the JVM, and Derby's hold on an embedded metastore, alive), then lets other processes open
+    that metastore. The JVM's exit code (None if this process had none)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    spark.stop()
+    if gateway is None:
+        return None
+    gateway.shutdown()
+    code = None
+    if gateway.proc is not None:
+        gateway.proc.stdin.close()  # the gateway JVM exits when its stdin closes
+        code = gateway.proc.wait(timeout=120)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    release_embedded_metastores()
+    return code
 
 
 def connect(target: str | None = None) -> SqlConnection:
