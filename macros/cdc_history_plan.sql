@@ -8,11 +8,18 @@
       event_batches       cdc_events partitions holding changes of touched keys at or after
                           their replay position
       run_batch           the newest landing batch: the partition of versions this run closes
+      follows_key_changes true when the run replays a key change with a partial after image
+                          (cdc_partial_key_changes): the new key starts from the old key's row
+      chain_limit         var cdc_key_change_chain_limit
 #}
 {% macro cdc_history_plan() %}
-    {% set plan = {'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none} %}
+    {% set plan = {
+        'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
+        'follows_key_changes': false, 'chain_limit': cdc_key_change_chain_limit(),
+    } %}
     {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
     {% if watermark < 0 %}
+        {% do plan.update({'follows_key_changes': cdc_history_follows_key_changes(false)}) %}
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
@@ -32,9 +39,40 @@
             where events.sequence_key >= touched.replay_from_sequence
             order by 1
         {% endset %}
-        {% do plan.update({'event_batches': cdc_integer_list(event_batches_query)}) %}
+        {% do plan.update({
+            'event_batches': cdc_integer_list(event_batches_query),
+            'follows_key_changes': cdc_history_follows_key_changes(true),
+        }) %}
     {% endif %}
     {{ return(plan) }}
+{% endmacro %}
+
+{#
+    Whether the run replays a key change with a partial after image: never without a landed
+    format that has them (nothing is read then); else a narrow count, over the touched keys on
+    an incremental run. With nothing landed (a first build, or compiled for lint or docs) the
+    whole model is rendered: there is nothing to read.
+#}
+{% macro cdc_history_follows_key_changes(incremental) %}
+    {% if not execute or not cdc_partial_image_formats() %}
+        {{ return(false) }}
+    {% endif %}
+    {% if not cdc_landed_partitions() %}
+        {{ return(true) }}
+    {% endif %}
+    {% set touched = ref('int_cdc_touched_keys') %}
+    {% set query %}
+        select count(*)
+        from ({{ cdc_partial_key_changes() }}) as key_changes
+        {% if incremental %}
+            inner join {{ touched }} as touched
+                on
+                    key_changes.table_id = touched.table_id
+                    and key_changes.to_key_json = touched.key_json
+                    and key_changes.sequence_key >= touched.replay_from_sequence
+        {% endif %}
+    {% endset %}
+    {{ return(cdc_integer_list(query)[0] > 0) }}
 {% endmacro %}
 
 {# The newest batch this run processes: closed versions it writes go to its partition. #}

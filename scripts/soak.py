@@ -100,7 +100,8 @@ def differences(oracle: dict[str, tuple[dict, dict]], current: list[dict], versi
     for database, (want_current, want_versions) in oracle.items():
         rows = got_current[database]
         same_rows = set(rows) == set(want_current) and all(
-            rows[key].get("name") == want_current[key]["name"] for key in want_current
+            (rows[key].get("name"), rows[key].get("region")) == (want_current[key]["name"], want_current[key]["region"])
+            for key in want_current
         )
         if not same_rows or got_versions[database] != want_versions:
             differing.add(database)

@@ -5,9 +5,16 @@
     touches every key of its table that cdc_history holds (read as stored before this
     run; a ref would be a cycle). Empty on a first or full build, where cdc_history is
     built from every event.
+
+    A key change with a partial after image (cdc_partial_key_changes) ties two keys: the new
+    key's row starts from the old key's row at that position. So a key touched at or before
+    such a change touches the other key of the change from its position, and so on along
+    chains (one round per link, up to var cdc_key_change_chain_limit).
 #}
 {%- set watermark = cdc_batch_watermark() -%}
 {%- set history = adapter.get_relation(database=this.database, schema=this.schema, identifier='cdc_history') -%}
+{%- set follows_key_changes = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
+{%- set chain_limit = cdc_key_change_chain_limit() -%}
 with new_changes as (
     select
         table_id,
@@ -51,7 +58,7 @@ changed_keys as (
     ),
 {% endif %}
 
-final as (
+touched_by_changes as (
     select
         table_id,
         key_json,
@@ -65,6 +72,87 @@ final as (
         {% endif %}
     ) as touched
     group by table_id, key_json
-)
+),
+
+{% if follows_key_changes %}
+    -- each partial key change seen from both of its keys
+    key_change_ends as (
+        select
+            key_changes.table_id,
+            key_change_end.key_json,
+            key_change_end.other_key_json,
+            key_changes.sequence_key
+        from ({{ cdc_partial_key_changes() }}) as key_changes
+        lateral view inline(array(
+            named_struct('key_json', key_changes.from_key_json, 'other_key_json', key_changes.to_key_json),
+            named_struct('key_json', key_changes.to_key_json, 'other_key_json', key_changes.from_key_json)
+        )) key_change_end as key_json, other_key_json
+    ),
+
+    touched_0 as (
+        select
+            table_id,
+            key_json,
+            replay_from_sequence
+        from touched_by_changes
+    ),
+
+    {#- one round per link of a chain; each round reads the previous one once -#}
+    {% for round in range(1, chain_limit + 2) %}
+        touched_{{ round }} as (
+            select
+                table_id,
+                key_json,
+                min(replay_from_sequence) as replay_from_sequence
+            from (
+                select
+                    touched.table_id,
+                    reached.key_json,
+                    reached.replay_from_sequence
+                from touched_{{ round - 1 }} as touched
+                left join key_change_ends
+                    on
+                        touched.table_id = key_change_ends.table_id
+                        and touched.key_json = key_change_ends.key_json
+                        and touched.replay_from_sequence <= key_change_ends.sequence_key
+                lateral view inline(array(
+                    named_struct('key_json', touched.key_json, 'replay_from_sequence', touched.replay_from_sequence),
+                    named_struct(
+                        'key_json', key_change_ends.other_key_json,
+                        'replay_from_sequence', key_change_ends.sequence_key
+                    )
+                )) reached as key_json, replay_from_sequence
+                where reached.key_json is not null
+            ) as reached_keys
+            group by table_id, key_json
+        ),
+    {% endfor %}
+
+    -- one round more than the limit: if it still reached something new, a chain was longer
+    final as (
+        select
+            followed.table_id,
+            followed.key_json,
+            {{ cdc_key_bucket('followed.table_id', 'followed.key_json') }} as key_bucket,
+            case
+                when
+                    within_limit.replay_from_sequence is null
+                    or followed.replay_from_sequence < within_limit.replay_from_sequence
+                    then raise_error(concat(
+                        'a chain of more than {{ chain_limit }} key changes with partial images reaches ',
+                        followed.table_id, ' ', followed.key_json,
+                        ': raise var cdc_key_change_chain_limit'
+                    ))
+                else followed.replay_from_sequence
+            end as replay_from_sequence
+        from touched_{{ chain_limit + 1 }} as followed
+        left join touched_{{ chain_limit }} as within_limit
+            on followed.table_id = within_limit.table_id and followed.key_json = within_limit.key_json
+    )
+{% else %}
+    final as (
+        select * from touched_by_changes
+    )
+{% endif %}
 
 select * from final

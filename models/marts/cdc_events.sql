@@ -32,7 +32,7 @@
 {#- a tie rank is written after its position as a space and this many digits -#}
 {%- set tie_rank_digits = 6 -%}
 {%- set tie_formats = [] -%}
-{%- for name in cdc_landed_formats() if var('cdc_formats')[name].get('positions_can_tie', false) -%}
+{%- for name in cdc_landed_formats() if name in cdc_formats_with('positions_can_tie') -%}
     {%- do tie_formats.append(cdc_string_literal(name)) -%}
 {%- endfor -%}
 with records as (

@@ -27,7 +27,7 @@
     else '(select max(load_batch_id) from ' ~ ref('int_cdc_records') ~ ')' -%}
 {%- set change_columns = [
     'event_id', 'source_format', 'table_id', 'key_json', 'op', 'before_image', 'after_image',
-    'after_image_is_partial', 'sequence_key', 'commit_ts', 'key_bucket',
+    'after_image_is_partial', 'sequence_key', 'commit_ts', 'key_bucket', 'is_key_change',
 ] -%}
 {%- set history_columns = [
     'table_id', 'key_json', 'version_number', 'valid_from', 'valid_to', 'is_deleted', 'op',
@@ -111,6 +111,7 @@
                 valid_from_sequence as sequence_key,
                 commit_ts,
                 key_bucket,
+                false as is_key_change,
                 valid_from as valid_from_floor,
                 true as is_prior,
                 version_number - 1 as version_offset
@@ -182,6 +183,7 @@
             truncates.sequence_key,
             truncates.commit_ts,
             table_keys.key_bucket,
+            false as is_key_change,
             truncates.commit_ts as valid_from_floor,
             false as is_prior,
             cast(null as int) as version_offset
@@ -203,56 +205,148 @@
         {% endif %}
     ),
 
-    flagged as (
-        select
-            all_changes.*,
-            all_changes.op in ('delete', 'truncate') as is_deleted,
-            lag(all_changes.op in ('delete', 'truncate')) over key_order as previous_is_deleted
-        from all_changes
-        window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
-    ),
+    {% if plan.follows_key_changes %}
+        -- A key change with a partial after image starts the new key from the old key's row at
+        -- that position: a `carry` row holding that row goes into the new key's changes just
+        -- before the insert (`carry` sorts before every op), which is folded onto it and which
+        -- it never outlives as a version. The old key's row comes from a replay of the old keys
+        -- only; when it itself started with such a change, its own base is added along the
+        -- chain, one round per link.
+        carried_key_changes as (
+            select key_changes.*
+            from ({{ cdc_partial_key_changes() }}) as key_changes
+            {% if plan.incremental %}
+                inner join touched_keys
+                    on
+                        key_changes.table_id = touched_keys.table_id
+                        and key_changes.to_key_json = touched_keys.key_json
+                        and key_changes.sequence_key >= touched_keys.replay_from_sequence
+            {% endif %}
+        ),
 
-    -- deletes that end no live version are not versions
-    effective as (
-        select *
-        from flagged
-        where is_prior or not (is_deleted and coalesce(previous_is_deleted, op = 'truncate'))
-    ),
+        carried_from_keys as (
+            select distinct
+                table_id,
+                from_key_json as key_json
+            from carried_key_changes
+        ),
 
-    -- A partial after image (only the changed columns) is overlaid on the row as it was:
-    -- each run of partial updates is folded onto the full image that starts it (onto
-    -- nothing after a delete).
-    segmented as (
-        select
-            effective.*,
-            sum(if(effective.is_deleted or not effective.after_image_is_partial, 1, 0)) over (
-                partition by effective.table_id, effective.key_json
-                order by effective.sequence_key, effective.op, effective.event_id
-                rows between unbounded preceding and current row
-            ) as image_segment
-        from effective
-    ),
+        -- the old keys' changes; a key change into one of them starts from an empty row
+        carried_from_changes as (
+            select all_changes.*
+            from all_changes
+            left semi join carried_from_keys
+                on
+                    all_changes.table_id = carried_from_keys.table_id
+                    and all_changes.key_json = carried_from_keys.key_json
+            union all
+            {{ cdc_history_carry_rows('carried_key_changes', "parse_json('{}')") }}
+            left semi join carried_from_keys
+                on
+                    carried_key_changes.table_id = carried_from_keys.table_id
+                    and carried_key_changes.to_key_json = carried_from_keys.key_json
+        ),
+
+        carried_from_replay as (
+            select
+                replay.*,
+                -- the key change that started this row's image, if any
+                first_value(if(replay.op = 'carry', replay.sequence_key, null)) over (
+                    partition by replay.table_id, replay.key_json, replay.image_segment
+                    order by replay.sequence_key, replay.op, replay.event_id
+                ) as carried_since_sequence
+            from ({{ cdc_history_fold('carried_from_changes') }}) as replay
+        ),
+
+        -- each old key's row just before each of its changes
+        carried_from_rows as (
+            select
+                table_id,
+                key_json,
+                sequence_key,
+                op,
+                lag(live_image) over key_order as row_image,
+                lag(carried_since_sequence) over key_order as carried_since_sequence
+            from carried_from_replay
+            window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
+        ),
+
+        -- each key change's old row as the replay saw it (without the base of the key change
+        -- that started it, if any: carried_since_sequence)
+        carried_images as (
+            select
+                carried_key_changes.*,
+                carried_from_rows.row_image,
+                carried_from_rows.carried_since_sequence
+            from carried_key_changes
+            left join carried_from_rows
+                on
+                    carried_key_changes.table_id = carried_from_rows.table_id
+                    and carried_key_changes.from_key_json = carried_from_rows.key_json
+                    and carried_key_changes.sequence_key = carried_from_rows.sequence_key
+                    and carried_from_rows.op = 'delete'
+        ),
+
+        carried_bases_0 as (
+            select
+                table_id,
+                to_key_json,
+                sequence_key,
+                cast(null as variant) as base_image,
+                false as is_resolved
+            from carried_images
+            where false
+        ),
+
+        {% for round in range(1, plan.chain_limit + 1) %}
+            carried_bases_{{ round }} as (
+                select
+                    carried_images.table_id,
+                    carried_images.to_key_json,
+                    carried_images.sequence_key,
+                    case
+                        when carried_images.carried_since_sequence is null then carried_images.row_image
+                        else {{ cdc_overlay_image('parent.base_image', 'carried_images.row_image') }}
+                    end as base_image,
+                    carried_images.carried_since_sequence is null or coalesce(parent.is_resolved, false) as is_resolved
+                from carried_images
+                left join carried_bases_{{ round - 1 }} as parent
+                    on
+                        carried_images.table_id = parent.table_id
+                        and carried_images.from_key_json = parent.to_key_json
+                        and carried_images.carried_since_sequence = parent.sequence_key
+            ),
+        {% endfor %}
+
+        carried_bases as (
+            select
+                table_id,
+                to_key_json,
+                sequence_key,
+                if(
+                    is_resolved,
+                    base_image,
+                    raise_error(concat(
+                        'a chain of more than {{ plan.chain_limit }} key changes with partial images leads to ',
+                        table_id, ' ', to_key_json, ': raise var cdc_key_change_chain_limit'
+                    ))
+                ) as base_image
+            from carried_bases_{{ plan.chain_limit }}
+        ),
+
+        changes_to_fold as (
+            select * from all_changes
+            union all
+            {{ cdc_history_carry_rows('carried_bases', 'carried_bases.base_image') }}
+        ),
+    {% else %}
+        changes_to_fold as (
+            select * from all_changes
+        ),
+    {% endif %}
 
     resolved as (
-        select
-            segmented.*,
-            case
-                when segmented.is_deleted then null
-                when not segmented.after_image_is_partial then segmented.after_image
-                else to_variant_object(aggregate(
-                    collect_list(cast(segmented.after_image as map <string, variant>))
-                        over (
-                            partition by segmented.table_id, segmented.key_json, segmented.image_segment
-                            order by segmented.sequence_key, segmented.op, segmented.event_id
-                            rows between unbounded preceding and current row
-                        ),
-                    cast(map() as map <string, variant>),
-                    (row_so_far, changed) -> map_zip_with(
-                        row_so_far, changed, (column_name, old_value, new_value) -> coalesce(new_value, old_value)
-                    )
-                ))
-            end as live_image
-        from segmented
+        {{ cdc_history_fold('changes_to_fold') }}
     ),
 
     versioned as (
@@ -261,10 +355,13 @@
             key_json,
             op,
             is_deleted,
-            -- a deleted version shows the row as it was when deleted
+            -- a deleted version shows the row as it was when deleted: the before image, over the
+            -- row as it was when the before image may be partial (a key change's, in SharePlex)
             case
-                when is_deleted then coalesce(before_image, lag(live_image) over key_order)
-                else live_image
+                when not is_deleted then live_image
+                when is_key_change and before_image is not null
+                    then {{ cdc_overlay_image('lag(live_image) over key_order', 'before_image') }}
+                else coalesce(before_image, lag(live_image) over key_order)
             end as row_image,
             -- valid_from never goes back in time, even if the source clock did
             max(valid_from_floor) over (
@@ -280,6 +377,7 @@
             row_number() over key_order
             + coalesce(max(version_offset) over (partition by table_id, key_json), 0) as version_number
         from resolved
+        where op != 'carry'
         window key_order as (partition by table_id, key_json order by sequence_key, op, event_id)
     ),
 

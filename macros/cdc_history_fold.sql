@@ -1,0 +1,82 @@
+{#
+    The SCD2 fold of cdc_history over `changes` (a relation or CTE name with cdc_history's
+    change columns): each key's changes in sequence order, the deletes that end no live version
+    dropped, and each row's live image: a full after image as it is, a partial one overlaid on
+    the row as it was (each run of partial images folded onto the full image, or `carry` row,
+    that starts it; onto nothing after a delete). Adds is_deleted, image_segment and live_image.
+#}
+{% macro cdc_history_fold(changes) %}
+    {%- set key_order = 'partition by table_id, key_json order by sequence_key, op, event_id' -%}
+    select
+        segmented.*,
+        case
+            when segmented.is_deleted then null
+            when not segmented.after_image_is_partial then segmented.after_image
+            else to_variant_object(aggregate(
+                collect_list(cast(segmented.after_image as map <string, variant>))
+                    over (
+                        partition by segmented.table_id, segmented.key_json, segmented.image_segment
+                        order by segmented.sequence_key, segmented.op, segmented.event_id
+                        rows between unbounded preceding and current row
+                    ),
+                cast(map() as map <string, variant>),
+                (row_so_far, changed) -> map_zip_with(
+                    row_so_far, changed, (column_name, old_value, new_value) -> coalesce(new_value, old_value)
+                )
+            ))
+        end as live_image
+    from (
+        select
+            effective.*,
+            sum(if(effective.is_deleted or not effective.after_image_is_partial, 1, 0)) over (
+                {{ key_order }}
+                rows between unbounded preceding and current row
+            ) as image_segment
+        from (
+            -- deletes that end no live version are not versions
+            select *
+            from (
+                select
+                    changes.*,
+                    changes.op in ('delete', 'truncate') as is_deleted,
+                    lag(changes.op in ('delete', 'truncate')) over ({{ key_order }}) as previous_is_deleted
+                from {{ changes }} as changes
+            ) as flagged
+            where is_prior or not (is_deleted and coalesce(previous_is_deleted, op = 'truncate'))
+        ) as effective
+    ) as segmented
+{% endmacro %}
+
+{# `image` overlaid with `changed` (two variant objects): the columns of `changed` win. #}
+{% macro cdc_overlay_image(image, changed) %}
+    to_variant_object(map_zip_with(
+        coalesce(cast({{ image }} as map <string, variant>), cast(map() as map <string, variant>)),
+        cast({{ changed }} as map <string, variant>),
+        (column_name, old_value, new_value) -> coalesce(new_value, old_value)
+    ))
+{% endmacro %}
+
+{#
+    `carry` rows for cdc_history_fold, one per row of `key_changes` (table_id, to_key_json,
+    sequence_key): the new key's row at the key change, `image`, as a full image the insert is
+    folded onto. Columns in the order of cdc_history's changes.
+#}
+{% macro cdc_history_carry_rows(key_changes, image) %}
+    select
+        cast(null as string) as event_id,
+        cast(null as string) as source_format,
+        {{ key_changes }}.table_id,
+        {{ key_changes }}.to_key_json as key_json,
+        'carry' as op,
+        cast(null as variant) as before_image,
+        {{ image }} as after_image,
+        false as after_image_is_partial,
+        {{ key_changes }}.sequence_key,
+        cast(null as timestamp) as commit_ts,
+        cast(null as int) as key_bucket,
+        false as is_key_change,
+        cast(null as timestamp) as valid_from_floor,
+        false as is_prior,
+        cast(null as int) as version_offset
+    from {{ key_changes }}
+{% endmacro %}
