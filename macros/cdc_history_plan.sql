@@ -9,17 +9,19 @@
                           their replay position
       run_batch           the newest landing batch: the partition of versions this run closes
       follows_key_changes true when the run replays a key change with a partial after image
-                          (cdc_partial_key_changes): the new key starts from the old key's row
-      chain_limit         var cdc_key_change_chain_limit
+                          (int_cdc_key_changes): the new key starts from the old key's row
+      key_change_rounds   when it does, the links of the longest chain of such key changes
+                          (cdc_key_change_rounds): one join round each
 #}
 {% macro cdc_history_plan() %}
     {% set plan = {
         'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
-        'follows_key_changes': false, 'chain_limit': cdc_key_change_chain_limit(),
+        'follows_key_changes': false, 'key_change_rounds': 0,
     } %}
     {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
     {% if watermark < 0 %}
         {% do plan.update({'follows_key_changes': cdc_history_follows_key_changes(false)}) %}
+        {% do plan.update({'key_change_rounds': cdc_key_change_rounds() if plan.follows_key_changes else 0}) %}
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
@@ -43,14 +45,15 @@
             'event_batches': cdc_integer_list(event_batches_query),
             'follows_key_changes': cdc_history_follows_key_changes(true),
         }) %}
+        {% do plan.update({'key_change_rounds': cdc_key_change_rounds() if plan.follows_key_changes else 0}) %}
     {% endif %}
     {{ return(plan) }}
 {% endmacro %}
 
 {#
     Whether the run replays a key change with a partial after image: never without a landed
-    format that has them (nothing is read then); else a narrow count, over the touched keys on
-    an incremental run. With nothing landed (a first build, or compiled for lint or docs) the
+    format that has them (nothing is read then); else a count of int_cdc_key_changes, over the
+    touched keys on an incremental run. With nothing landed (a first build, or compiled for lint or docs) the
     whole model is rendered: there is nothing to read.
 #}
 {% macro cdc_history_follows_key_changes(incremental) %}
@@ -63,7 +66,7 @@
     {% set touched = ref('int_cdc_touched_keys') %}
     {% set query %}
         select count(*)
-        from ({{ cdc_partial_key_changes() }}) as key_changes
+        from {{ ref('int_cdc_key_changes') }} as key_changes
         {% if incremental %}
             inner join {{ touched }} as touched
                 on

@@ -1,4 +1,5 @@
 {{ config(materialized='table') }}
+-- depends_on: {{ ref('int_cdc_key_changes') }}
 {#
     The keys whose history this run recomputes, each from its replay position: the
     earliest sequence at which the new batches change it. A truncate in the new batches
@@ -6,15 +7,15 @@
     run; a ref would be a cycle). Empty on a first or full build, where cdc_history is
     built from every event.
 
-    A key change with a partial after image (cdc_partial_key_changes) ties two keys: the new
+    A key change with a partial after image (int_cdc_key_changes) ties two keys: the new
     key's row starts from the old key's row at that position. So a key touched at or before
     such a change touches the other key of the change from its position, and so on along
-    chains (one round per link, up to var cdc_key_change_chain_limit).
+    chains (one round per link of the longest one: cdc_key_change_rounds).
 #}
 {%- set watermark = cdc_batch_watermark() -%}
 {%- set history = adapter.get_relation(database=this.database, schema=this.schema, identifier='cdc_history') -%}
 {%- set follows_key_changes = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
-{%- set chain_limit = cdc_key_change_chain_limit() -%}
+{%- set rounds = cdc_key_change_rounds() if follows_key_changes else 0 -%}
 with new_changes as (
     select
         table_id,
@@ -75,18 +76,8 @@ touched_by_changes as (
 ),
 
 {% if follows_key_changes %}
-    -- each partial key change seen from both of its keys
     key_change_ends as (
-        select
-            key_changes.table_id,
-            key_change_end.key_json,
-            key_change_end.other_key_json,
-            key_changes.sequence_key
-        from ({{ cdc_partial_key_changes() }}) as key_changes
-        lateral view inline(array(
-            named_struct('key_json', key_changes.from_key_json, 'other_key_json', key_changes.to_key_json),
-            named_struct('key_json', key_changes.to_key_json, 'other_key_json', key_changes.from_key_json)
-        )) key_change_end as key_json, other_key_json
+        {{ cdc_key_change_ends() }}
     ),
 
     touched_0 as (
@@ -98,7 +89,7 @@ touched_by_changes as (
     ),
 
     {#- one round per link of a chain; each round reads the previous one once -#}
-    {% for round in range(1, chain_limit + 2) %}
+    {% for round in range(1, rounds + 1) %}
         touched_{{ round }} as (
             select
                 table_id,
@@ -128,26 +119,13 @@ touched_by_changes as (
         ),
     {% endfor %}
 
-    -- one round more than the limit: if it still reached something new, a chain was longer
     final as (
         select
-            followed.table_id,
-            followed.key_json,
-            {{ cdc_key_bucket('followed.table_id', 'followed.key_json') }} as key_bucket,
-            case
-                when
-                    within_limit.replay_from_sequence is null
-                    or followed.replay_from_sequence < within_limit.replay_from_sequence
-                    then raise_error(concat(
-                        'a chain of more than {{ chain_limit }} key changes with partial images reaches ',
-                        followed.table_id, ' ', followed.key_json,
-                        ': raise var cdc_key_change_chain_limit'
-                    ))
-                else followed.replay_from_sequence
-            end as replay_from_sequence
-        from touched_{{ chain_limit + 1 }} as followed
-        left join touched_{{ chain_limit }} as within_limit
-            on followed.table_id = within_limit.table_id and followed.key_json = within_limit.key_json
+            table_id,
+            key_json,
+            {{ cdc_key_bucket('table_id', 'key_json') }} as key_bucket,
+            replay_from_sequence
+        from touched_{{ rounds }}
     )
 {% else %}
     final as (

@@ -8,6 +8,7 @@
     )
 }}
 -- depends_on: {{ ref('int_cdc_touched_keys') }}
+-- depends_on: {{ ref('int_cdc_key_changes') }}
 {#
     SCD type 2: one row per version of a source row. The changes of a key are ordered by
     their sequence (never by arrival); each insert, update or snapshot opens a version,
@@ -214,7 +215,7 @@
         -- chain, one round per link.
         carried_key_changes as (
             select key_changes.*
-            from ({{ cdc_partial_key_changes() }}) as key_changes
+            from {{ ref('int_cdc_key_changes') }} as key_changes
             {% if plan.incremental %}
                 inner join touched_keys
                     on
@@ -287,18 +288,20 @@
                     and carried_from_rows.op = 'delete'
         ),
 
+        -- Each key change's base: its old row, over the base of the key change that started that
+        -- row (carried_since_sequence), if any; one round per link of the longest chain
+        -- (plan.key_change_rounds, usually 1).
         carried_bases_0 as (
             select
                 table_id,
                 to_key_json,
                 sequence_key,
-                cast(null as variant) as base_image,
-                false as is_resolved
+                cast(null as variant) as base_image
             from carried_images
             where false
         ),
 
-        {% for round in range(1, plan.chain_limit + 1) %}
+        {% for round in range(1, plan.key_change_rounds + 1) %}
             carried_bases_{{ round }} as (
                 select
                     carried_images.table_id,
@@ -307,8 +310,7 @@
                     case
                         when carried_images.carried_since_sequence is null then carried_images.row_image
                         else {{ cdc_overlay_image('parent.base_image', 'carried_images.row_image') }}
-                    end as base_image,
-                    carried_images.carried_since_sequence is null or coalesce(parent.is_resolved, false) as is_resolved
+                    end as base_image
                 from carried_images
                 left join carried_bases_{{ round - 1 }} as parent
                     on
@@ -323,15 +325,8 @@
                 table_id,
                 to_key_json,
                 sequence_key,
-                if(
-                    is_resolved,
-                    base_image,
-                    raise_error(concat(
-                        'a chain of more than {{ plan.chain_limit }} key changes with partial images leads to ',
-                        table_id, ' ', to_key_json, ': raise var cdc_key_change_chain_limit'
-                    ))
-                ) as base_image
-            from carried_bases_{{ plan.chain_limit }}
+                base_image
+            from carried_bases_{{ plan.key_change_rounds }}
         ),
 
         changes_to_fold as (
