@@ -24,10 +24,6 @@ wait "$archive" || { echo "making the class archive failed; see $archive_log" >&
 
 echo "== pytest"
 unset CDC_SPARK_HOME
-# the JVMs of the embedded target with the JIT's first tier only (profiles.yml): the suite runs
-# many short processes on two cores, where the second tier's compiling costs more than it gains
-# (test_faults alone: 183 s against 238 s)
-export CDC_DRIVER_JAVA_OPTIONS="${CDC_DRIVER_JAVA_OPTIONS:--XX:TieredStopAtLevel=1}"
 set +e
 # two workers (one per core), each with its own Spark; a module's tests stay on one worker, and
 # modules go to workers in collection order (conftest puts the slowest first), not by test count

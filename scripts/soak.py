@@ -49,6 +49,7 @@ def streams_of_round(formats: list[str], streams: int, loads: int, rng: random.R
                 truncate_every=0 if source_format in CANNOT_TRUNCATE else rng.choice([0, 37, 71]),
                 ddl_every=rng.choice([0, 29, 61]),
                 equal_time_share=rng.choice([0.0, 0.2, 0.6]),
+                key_change_share=rng.choice([0.02, 0.2]),
             )
             database = f"{source_format}_{number}"
             changes = [replace(change, database=database) for change in scenario.generate()]
