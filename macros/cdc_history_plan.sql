@@ -8,20 +8,19 @@
       event_batches       cdc_events partitions holding changes of touched keys at or after
                           their replay position
       run_batch           the newest landing batch: the partition of versions this run closes
-      follows_key_changes true when the run replays a key change with a partial after image
-                          (int_cdc_key_changes): the new key starts from the old key's row
-      key_change_rounds   when it does, the links of the longest chain of such key changes
-                          (cdc_key_change_rounds): one join round each
+      key_change_rounds   0 unless the run replays a key change with a partial after image
+                          (int_cdc_key_changes), whose new key starts from the old key's row;
+                          then the links of the longest chain of such key changes, one join
+                          round each (cdc_history_key_change_rounds)
 #}
 {% macro cdc_history_plan() %}
     {% set plan = {
         'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
-        'follows_key_changes': false, 'key_change_rounds': 0,
+        'key_change_rounds': 0,
     } %}
     {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
     {% if watermark < 0 %}
-        {% do plan.update({'follows_key_changes': cdc_history_follows_key_changes(false)}) %}
-        {% do plan.update({'key_change_rounds': cdc_key_change_rounds() if plan.follows_key_changes else 0}) %}
+        {% do plan.update({'key_change_rounds': cdc_history_key_change_rounds(false)}) %}
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
@@ -43,25 +42,25 @@
         {% endset %}
         {% do plan.update({
             'event_batches': cdc_integer_list(event_batches_query),
-            'follows_key_changes': cdc_history_follows_key_changes(true),
+            'key_change_rounds': cdc_history_key_change_rounds(true),
         }) %}
-        {% do plan.update({'key_change_rounds': cdc_key_change_rounds() if plan.follows_key_changes else 0}) %}
     {% endif %}
     {{ return(plan) }}
 {% endmacro %}
 
 {#
-    Whether the run replays a key change with a partial after image: never without a landed
-    format that has them (nothing is read then); else a count of int_cdc_key_changes, over the
-    touched keys on an incremental run. With nothing landed (a first build, or compiled for lint or docs) the
-    whole model is rendered: there is nothing to read.
+    The join rounds cdc_history needs to carry rows over key changes with a partial after image
+    (cdc_key_change_rounds), or 0 when the run replays none: always 0 without a landed format
+    that has them (nothing is read then); else a count of int_cdc_key_changes, over the touched
+    keys on an incremental run, says whether it replays any. With nothing landed (a first
+    build, or compiled for lint or docs) the whole model is rendered: there is nothing to read.
 #}
-{% macro cdc_history_follows_key_changes(incremental) %}
+{% macro cdc_history_key_change_rounds(incremental) %}
     {% if not execute or not cdc_partial_image_formats() %}
-        {{ return(false) }}
+        {{ return(0) }}
     {% endif %}
     {% if not cdc_landed_partitions() %}
-        {{ return(true) }}
+        {{ return(cdc_key_change_rounds()) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
     {% set query %}
@@ -75,7 +74,7 @@
                     and key_changes.sequence_key >= touched.replay_from_sequence
         {% endif %}
     {% endset %}
-    {{ return(cdc_integer_list(query)[0] > 0) }}
+    {{ return(cdc_key_change_rounds() if cdc_integer_list(query)[0] > 0 else 0) }}
 {% endmacro %}
 
 {# The newest batch this run processes: closed versions it writes go to its partition. #}

@@ -14,8 +14,9 @@
 #}
 {%- set watermark = cdc_batch_watermark() -%}
 {%- set history = adapter.get_relation(database=this.database, schema=this.schema, identifier='cdc_history') -%}
-{%- set follows_key_changes = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
-{%- set rounds = cdc_key_change_rounds() if follows_key_changes else 0 -%}
+{#- join rounds along partial key changes; 0 on a first or full build, or with no format that has them -#}
+{%- set follows = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
+{%- set rounds = cdc_key_change_rounds() if follows else 0 -%}
 with new_changes as (
     select
         table_id,
@@ -75,7 +76,7 @@ touched_by_changes as (
     group by table_id, key_json
 ),
 
-{% if follows_key_changes %}
+{% if rounds > 0 %}
     key_change_ends as (
         {{ cdc_key_change_ends() }}
     ),

@@ -206,7 +206,7 @@
         {% endif %}
     ),
 
-    {% if plan.follows_key_changes %}
+    {% if plan.key_change_rounds > 0 %}
         -- A key change with a partial after image starts the new key from the old key's row at
         -- that position: a `carry` row holding that row goes into the new key's changes just
         -- before the insert (`carry` sorts before every op), which is folded onto it and which

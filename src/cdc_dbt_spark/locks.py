@@ -147,28 +147,34 @@ def _process_alive(pid: int) -> bool:
     return pid > 0
 
 
-_held: dict[Path, Any] = {}  # metastore -> the open lock file, until the JVM ends (or the process)
+_held: dict[Path, Any] = {}  # lock file -> its open handle, until the JVM ends (or the process)
+
+
+def embedded_metastore_lock(spark_conf: dict[str, str]) -> Path | None:
+    """The lock file of the embedded Derby metastore of `spark_conf` (None without one)."""
+    url = spark_conf.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
+    match = re.search(r"jdbc:derby:;databaseName=([^;]+)", url)
+    return None if match is None else Path(f"{Path(match.group(1)).resolve()}.cdc-lock")
 
 
 def hold_embedded_metastore(spark_conf: dict[str, str]) -> None:
     """Waits until no other process of ours has the embedded Derby metastore of `spark_conf`
-    open, then holds it for the rest of this process (whose SparkSession keeps Derby open).
-    Nothing to do for a target without an embedded metastore."""
-    url = spark_conf.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")
-    match = re.search(r"jdbc:derby:;databaseName=([^;]+)", url)
-    if match is None:
+    open, then holds it while this process's Spark JVM lives (its SparkSession keeps Derby
+    open): for the rest of the process, or until release_embedded_metastores. Nothing to do for
+    a target without an embedded metastore."""
+    lock = embedded_metastore_lock(spark_conf)
+    if lock is None or lock in _held:
         return
-    database = Path(match.group(1)).resolve()
-    if database in _held:
-        return
-    database.parent.mkdir(parents=True, exist_ok=True)
-    handle = open(f"{database}.cdc-lock", "w")  # noqa: SIM115 - held open for the process's life
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(lock, "w")  # noqa: SIM115 - held open until released
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        log.info("waiting: another process has the embedded metastore %s open (one process at a time)", database)
+        log.info(
+            "waiting: another process has the embedded metastore %s open (one process at a time)", lock.with_suffix("")
+        )
         fcntl.flock(handle, fcntl.LOCK_EX)
-    _held[database] = handle
+    _held[lock] = handle
 
 
 def release_embedded_metastores() -> None:

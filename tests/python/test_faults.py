@@ -24,7 +24,7 @@ from cdc_faults import (
 from cdc_generate import Scenario, write_stream
 from conftest import Project, write_jsonl
 
-from cdc_dbt_spark.locks import hold_embedded_metastore, release_embedded_metastores
+from cdc_dbt_spark.locks import embedded_metastore_lock, hold_embedded_metastore, release_embedded_metastores
 
 # columns that differ between two projects landing the same files at other times (batch ids,
 # build times, and the partition of closed versions: the run that closed them)
@@ -117,7 +117,7 @@ def test_an_ended_jvm_lets_go_of_the_embedded_metastore(tmp_path: Path) -> None:
         sys.executable,
         "-c",
         "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'w'), fcntl.LOCK_EX | fcntl.LOCK_NB)",
-        f"{tmp_path}/metastore_db.cdc-lock",
+        str(embedded_metastore_lock(conf)),
     ]
     hold_embedded_metastore(conf)
     try:
