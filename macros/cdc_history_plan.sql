@@ -8,6 +8,8 @@
       event_batches       cdc_events partitions holding changes of touched keys at or after
                           their replay position
       run_batch           the newest landing batch: the partition of versions this run closes
+      emptied_partitions  closed-version partitions whose rows this run all recomputes (and
+                          writes elsewhere): the post-hook drops them
       key_change_rounds   0 unless the run replays a key change with a partial after image
                           (int_cdc_key_changes), whose new key starts from the old key's row;
                           then the links of the longest chain of such key changes, one join
@@ -16,7 +18,7 @@
 {% macro cdc_history_plan() %}
     {% set plan = {
         'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
-        'key_change_rounds': 0,
+        'emptied_partitions': [], 'key_change_rounds': 0,
     } %}
     {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
     {% if watermark < 0 %}
@@ -32,6 +34,9 @@
     {% if plan.current_buckets %}
         {% set late = cdc_history_late_partitions() %}
         {% do plan.update({'closed_partitions': late.keys() | list | sort}) %}
+        {% for partition, is_emptied in late.items() if is_emptied and partition != plan.run_batch %}
+            {% do plan.emptied_partitions.append(partition) %}
+        {% endfor %}
         {% set event_batches_query %}
             select distinct events.load_batch_id
             from {{ ref('cdc_events') }} as events
@@ -149,32 +154,29 @@
 {% endmacro %}
 
 {#
-    Pre-hook of cdc_history. On an incremental run: note, before the insert, the
-    closed-version partitions it empties, in a session view that the post-hook reads
-    (insert_overwrite only replaces partitions it writes rows to). If cdc_history exists
-    but no run has completed (no watermark), it is emptied and built whole.
+    The closed-version partitions an incremental cdc_history run empties, noted before the
+    insert in a session view that the post-hook reads (insert_overwrite only replaces
+    partitions it writes rows to). Called by the model once its plan is worked out, so that
+    the plan's queries run once per run.
+#}
+{% macro cdc_history_note_emptied_partitions(partitions) %}
+    {% do run_query(
+        'create or replace temporary view ' ~ cdc_history_emptied_view() ~ ' as select explode(cast(array('
+        ~ partitions | join(', ') ~ ') as array<bigint>)) as history_partition'
+    ) %}
+{% endmacro %}
+
+{#
+    Pre-hook of cdc_history: if cdc_history exists but no run has completed (no watermark),
+    it is emptied and built whole.
 #}
 {% macro cdc_history_prepare() %}
-    {% set emptied = [] %}
-    {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
-    {% if watermark >= 0 %}
-        {% set run_batch = cdc_history_run_batch(watermark) %}
-        {% for partition, is_emptied in cdc_history_late_partitions().items() if is_emptied and partition != run_batch %}
-            {% do emptied.append(partition) %}
-        {% endfor %}
-    {% endif %}
-    {% if execute %}
-        {% do run_query(
-            'create or replace temporary view ' ~ cdc_history_emptied_view() ~ ' as select explode(cast(array('
-            ~ emptied | join(', ') ~ ') as array<bigint>)) as history_partition'
-        ) %}
-    {% endif %}
-    {% if execute and is_incremental() and watermark < 0 %}
+    {% if execute and is_incremental() and cdc_batch_watermark() < 0 %}
         truncate table {{ this }}
     {% endif %}
 {% endmacro %}
 
-{# Post-hook of cdc_history: drop the partitions the pre-hook noted as emptied. #}
+{# Post-hook of cdc_history: drop the partitions noted as emptied (cdc_history_note_emptied_partitions). #}
 {% macro cdc_history_drop_emptied_partitions() %}
     {% if execute %}
         {% set specs = [] %}

@@ -24,6 +24,7 @@
     versions it changes (cdc_history_plan).
 #}
 {%- set plan = cdc_history_plan() -%}
+{%- if execute %}{% do cdc_history_note_emptied_partitions(plan.emptied_partitions) %}{% endif -%}
 {%- set closed_partition = plan.run_batch if plan.incremental
     else '(select max(load_batch_id) from ' ~ ref('int_cdc_records') ~ ')' -%}
 {%- set change_columns = [

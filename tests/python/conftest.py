@@ -34,6 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DBT_TARGET_PATH"] = str(artifacts / f"target-{worker}")
     os.environ["DBT_LOG_PATH"] = str(artifacts / f"logs-{worker}")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "4")
+    # the serial collector in the suite's JVMs (profiles.yml): two workers and their child
+    # processes share two cores, and G1's parallel and concurrent GC threads take CPU from them
+    os.environ.setdefault("CDC_DRIVER_JAVA_OPTIONS", "-XX:+UseSerialGC")
     os.environ["CDC_TARGET"] = "local"
     os.chdir(PROJECT_ROOT)
 
@@ -65,13 +68,17 @@ class Project:
             assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
         return result
 
-    def build(self, *args: str, tests: bool = True, unit_tests: bool = False) -> None:
+    def build(self, *args: str, tests: bool = True, unit_tests: bool = False, typed_tables: bool = False) -> None:
         """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they
         run once, at the end of a scenario, then over whole tables: by default they check only
         the latest run, see var cdc_test_scope). The unit tests do not depend on landed data: they
-        run once, in the demo's build (test_demo_docs_freshness), and where unit_tests=True asks."""
+        run once, in the demo's build (test_demo_docs_freshness), and where unit_tests=True asks.
+        The typed tables (models/marts/typed) read only the table they are configured for: the
+        demo and test_typed_tables build them, other scenarios only where typed_tables=True asks
+        (they are a sixth of a small build's nodes)."""
         skip = [] if tests else ["--exclude-resource-type", "test"]
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+        skip += [] if typed_tables else ["--exclude", "path:models/marts/typed"]
         if tests and self.untested_builds:
             args = with_vars(args, cdc_test_scope="all")
         self.untested_builds = not tests

@@ -219,7 +219,7 @@ def runs(cluster: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> d
         )
         # the rest, with the data tests of a scheduled run (over the rows it wrote: partition filters)
         clustered.untested_builds = False
-        clustered.build(tests=True)
+        clustered.build(tests=True, typed_tables=True)
         facts["cluster_history"], facts["cluster_current"] = clustered.history(), clustered.current()
 
         master_webui = f"http://127.0.0.1:{cluster['CDC_MASTER_WEBUI_PORT']}"

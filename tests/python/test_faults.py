@@ -63,7 +63,7 @@ def test_killed_and_concurrent_runs_end_where_a_clean_run_ends(new_project, tmp_
     reference: Project = new_project()
     for paths in loads:  # in the same batches (which copy of a message is kept follows them)
         reference.land("dataworks_json", *paths, max_batch_messages=batch_size)
-        reference.build(tests=False)
+    reference.build(tests=False)  # one run over every batch ends where any sequence of runs ends
 
     home = tmp_path / "faults"
     environment = project_environment(home, "faults")
