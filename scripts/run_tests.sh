@@ -18,7 +18,8 @@ echo "== ruff"
 .venv/bin/ruff format --check src scripts tests
 
 echo "== sqlfluff (dbt templater, sparksql)"
-.venv/bin/sqlfluff lint models tests --disable-progress-bar
+# two processes: 28 s against 45 s for one (the templater's compiling is most of it)
+.venv/bin/sqlfluff lint models tests --disable-progress-bar --processes 2
 
 wait "$archive" || { echo "making the class archive failed; see $archive_log" >&2; exit 1; }
 
