@@ -75,7 +75,7 @@ class Project:
         run once, in the demo's build (test_demo_docs_freshness), and where unit_tests=True asks.
         The typed tables (models/marts/typed) read only the table they are configured for: the
         demo and test_typed_tables build them, other scenarios only where typed_tables=True asks
-        (they are a sixth of a small build's nodes)."""
+        (5 of a small build's 34 nodes)."""
         skip = [] if tests else ["--exclude-resource-type", "test"]
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
         skip += [] if typed_tables else ["--exclude", "path:models/marts/typed"]
