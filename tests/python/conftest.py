@@ -20,10 +20,24 @@ from cdc_dbt_spark.connection import connect
 from cdc_dbt_spark.loader import land
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SHARED = PROJECT_ROOT.parent / "shared"
+# the third-party samples the tests read: ../shared/thirdparty beside the checkout (a git worktree
+# may sit deeper: the nearest one above it); pytest_configure stops the run if there is none
+THIRDPARTY = next(
+    (
+        folder / "shared" / "thirdparty"
+        for folder in PROJECT_ROOT.parents
+        if (folder / "shared" / "thirdparty").is_dir()
+    ),
+    PROJECT_ROOT.parent / "shared" / "thirdparty",
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not THIRDPARTY.is_dir():
+        raise pytest.UsageError(
+            f"the tests read third-party samples from ../shared/thirdparty beside the checkout: "
+            f"no shared/thirdparty in any folder above {PROJECT_ROOT}"
+        )
     artifacts = PROJECT_ROOT / "artifacts"
     artifacts.mkdir(exist_ok=True)
     # each process that runs tests (each pytest-xdist worker) has its own Spark warehouse and

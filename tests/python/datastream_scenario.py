@@ -9,15 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import PROJECT_ROOT
+from conftest import THIRDPARTY as SHARED_THIRDPARTY
 from datastream_samples import BASE_MS, BINLOG, backfill_events, cdc_events
 
-# ../shared beside the project (a git worktree sits one level deeper: ../../shared)
-THIRDPARTY = next(
-    folder / "shared" / "thirdparty" / "datastream"
-    for folder in PROJECT_ROOT.parents
-    if (folder / "shared" / "thirdparty" / "datastream").is_dir()
-)
+THIRDPARTY = SHARED_THIRDPARTY / "datastream"
 
 TABLE = "shop.customers"
 BACKFILL_MS = 10_000

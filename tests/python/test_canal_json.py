@@ -7,14 +7,8 @@ import random
 from pathlib import Path
 
 from cdc_generate import Change, canal_json
-from conftest import PROJECT_ROOT, SHARED, write_jsonl
+from conftest import THIRDPARTY, write_jsonl
 
-# ../shared beside the project; a git worktree sits one level deeper (wt/<name>)
-THIRDPARTY = next(
-    base / "thirdparty"
-    for base in [SHARED, *(ancestor / "shared" for ancestor in PROJECT_ROOT.parents)]
-    if (base / "thirdparty").is_dir()
-)
 PAIMON = THIRDPARTY / "canal_json" / "paimon_table_schemaevolution"
 T0 = 1_600_000_000_000
 

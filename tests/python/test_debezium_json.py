@@ -8,10 +8,10 @@ import random
 from pathlib import Path
 
 from cdc_generate import Change, debezium_json
-from conftest import PROJECT_ROOT, SHARED, write_jsonl
+from conftest import PROJECT_ROOT, THIRDPARTY, write_jsonl
 
 SAMPLES = PROJECT_ROOT / "sample_data" / "debezium_json"
-THIRD_PARTY = SHARED / "thirdparty" / "debezium_json"
+THIRD_PARTY = THIRDPARTY / "debezium_json"
 SERDE = THIRD_PARTY / "debezium_serde"
 PAIMON = THIRD_PARTY / "paimon_table_schemaevolution"
 T0 = 1_700_000_000_000

@@ -18,19 +18,14 @@ from typing import Any
 import demo
 import fastavro
 import pytest
-from conftest import PROJECT_ROOT, SHARED
+from conftest import PROJECT_ROOT, THIRDPARTY
 from fastavro.schema import to_parsing_canonical_form
 
 from cdc_dbt_spark import avro, loader
 from cdc_dbt_spark.loader import project_formats
 from cdc_dbt_spark.messages import dumps
 
-# ../shared beside the project; a git worktree may sit one level deeper (wt/<name>)
-ALIBABA = next(
-    base / "thirdparty" / "dts_avro"
-    for base in [SHARED, *(ancestor / "shared" for ancestor in PROJECT_ROOT.parents)]
-    if (base / "thirdparty" / "dts_avro").is_dir()
-)
+ALIBABA = THIRDPARTY / "dts_avro"
 NAMESPACE = "com.alibaba.dts.formats.avro."
 SETTINGS = project_formats()["dts_avro"]
 
