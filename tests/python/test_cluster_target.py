@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cdc_faults import short_lived_java_options
 from cdc_generate import Scenario, write_stream
 from conftest import PROJECT_ROOT, Project
 
@@ -60,6 +61,9 @@ def cluster() -> Iterator[dict[str, str]]:
         "CDC_EXECUTOR_MEMORY": "1g",
         "CDC_WORKER_MEMORY": "3g",
         "CDC_SHUFFLE_PARTITIONS": "4",
+        # every JVM of this cluster lives minutes (master and workers: Spark's own variable)
+        "CDC_CLUSTER_JAVA_OPTIONS": short_lived_java_options(),
+        "SPARK_DAEMON_JAVA_OPTS": short_lived_java_options(),
     }
     previous = {name: os.environ.get(name) for name in environment}
     os.environ.update(environment)

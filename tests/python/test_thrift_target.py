@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cdc_faults import land_together
+from cdc_faults import land_together, short_lived_java_options
 from conftest import PROJECT_ROOT, Project, write_jsonl
 from test_dataworks_json import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
 
@@ -32,6 +32,7 @@ def thrift_server() -> Iterator[None]:
         os.environ,
         CDC_SPARK_HOME=str(PROJECT_ROOT / "artifacts" / f"thrift-{os.getpid()}"),
         CDC_THRIFT_PORT=port,
+        CDC_DRIVER_JAVA_OPTIONS=short_lived_java_options(),
     )
     script = str(PROJECT_ROOT / "scripts" / "thrift_server.py")
     subprocess.run([sys.executable, script, "start"], env=environment, check=True, cwd=PROJECT_ROOT)
