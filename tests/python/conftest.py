@@ -45,8 +45,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # worker id is part of every path
     worker = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
     os.environ["CDC_SPARK_HOME"] = str(artifacts / f"spark-{worker}")
-    os.environ["DBT_TARGET_PATH"] = str(artifacts / f"target-{worker}")
     Project.targets = artifacts / f"target-{worker}"
+    os.environ["DBT_TARGET_PATH"] = str(Project.targets)  # dbt runs outside a Project
     os.environ["DBT_LOG_PATH"] = str(artifacts / f"logs-{worker}")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "4")
     # the serial collector in the suite's JVMs (profiles.yml): two workers and their child

@@ -109,11 +109,11 @@ def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path)
     loads (each followed by a build) gives the same."""
     messages = sample_messages()
     random.Random(7).shuffle(messages)
+    parts = [write_jsonl(tmp_path / f"part{part}.jsonl", messages[part::3]) for part in range(3)]
     # every message twice (and the first file landed again) changes nothing: the reference
     doubled = new_project()
-    write_jsonl(tmp_path / "part0.jsonl", messages[0::3])
     doubled.land("dataworks_json", write_jsonl(tmp_path / "twice.jsonl", messages + messages[::-1]))
-    doubled.land("dataworks_json", tmp_path / "part0.jsonl", tmp_path / "part0.jsonl")
+    doubled.land("dataworks_json", parts[0], parts[0])
     doubled.build(tests=False)
     assert history_summary(doubled) == EXPECTED_SAMPLE_HISTORY
     assert doubled.current() == [
@@ -128,9 +128,9 @@ def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path)
     assert doubled.query("select count(*) from {schema}.cdc_ddl_events") == [(1,)]
 
     shuffled = new_project()
-    for part in range(3):
-        shuffled.land("dataworks_json", write_jsonl(tmp_path / f"part{part}.jsonl", messages[part::3]))
-        shuffled.build(tests=part == 2)
+    for number, part in enumerate(parts):
+        shuffled.land("dataworks_json", part)
+        shuffled.build(tests=number == len(parts) - 1)
     assert shuffled.history() == doubled.history()
     assert shuffled.current() == doubled.current()
     # heartbeats and DDL went to their own tables, nothing was quarantined
