@@ -383,7 +383,11 @@
             key_json,
             version_number,
             valid_from,
-            lead(valid_from) over (partition by table_id, key_json order by version_number) as valid_to,
+            -- in version order: valid_from_sequence, op, event_id order a key's versions as
+            -- key_order did, so this window reuses that sort (version_number would sort again)
+            lead(valid_from) over (
+                partition by table_id, key_json order by valid_from_sequence, op, event_id
+            ) as valid_to,
             is_deleted,
             op,
             row_image,
