@@ -4,18 +4,18 @@
     dropped, and each row's live image: a full after image as it is, a partial one overlaid on
     the row as it was (each run of partial images folded onto the full image, or `carry` row,
     that starts it; onto nothing after a delete). Adds is_deleted, image_segment and live_image.
-    Without a landed format whose after images can be partial (cdc_partial_image_formats) every
-    after image is whole, and the fold's window (a second sort of every change, and every image
-    cast to a map) is left out.
+    With partial_images false (no landed format's after images can be partial: the plan's
+    partial_images) every after image is whole, and the fold's window (a second sort of every
+    change, and every image cast to a map) is left out.
 #}
-{% macro cdc_history_fold(changes) %}
+{% macro cdc_history_fold(changes, partial_images) %}
     {%- set key_order = 'partition by table_id, key_json order by sequence_key, op, event_id' -%}
     select
         segmented.*,
         case
             when segmented.is_deleted then null
             when not segmented.after_image_is_partial then segmented.after_image
-            {% if cdc_partial_image_formats() %}
+            {% if partial_images %}
             else to_variant_object(aggregate(
                 collect_list(cast(segmented.after_image as map <string, variant>))
                     over (

@@ -8,6 +8,8 @@
       event_batches       cdc_events partitions holding changes of touched keys at or after
                           their replay position
       run_batch           the newest landing batch: the partition of versions this run closes
+      partial_images      whether a landed format's after images can be partial
+                          (cdc_partial_image_formats): only then does the fold overlay images
       emptied_partitions  closed-version partitions whose rows this run all recomputes (and
                           writes elsewhere): the post-hook drops them
       key_change_rounds   0 unless the run replays a key change with a partial after image
@@ -19,10 +21,11 @@
     {% set plan = {
         'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
         'emptied_partitions': [], 'key_change_rounds': 0,
+        'partial_images': cdc_partial_image_formats() | length > 0,
     } %}
     {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
     {% if watermark < 0 %}
-        {% do plan.update({'key_change_rounds': cdc_history_key_change_rounds(false)}) %}
+        {% do plan.update({'key_change_rounds': cdc_history_key_change_rounds(false, plan.partial_images)}) %}
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
@@ -47,7 +50,7 @@
         {% endset %}
         {% do plan.update({
             'event_batches': cdc_integer_list(event_batches_query),
-            'key_change_rounds': cdc_history_key_change_rounds(true),
+            'key_change_rounds': cdc_history_key_change_rounds(true, plan.partial_images),
         }) %}
     {% endif %}
     {{ return(plan) }}
@@ -60,8 +63,8 @@
     keys on an incremental run, says whether it replays any. With nothing landed (a first
     build, or compiled for lint or docs) the whole model is rendered: there is nothing to read.
 #}
-{% macro cdc_history_key_change_rounds(incremental) %}
-    {% if not execute or not cdc_partial_image_formats() %}
+{% macro cdc_history_key_change_rounds(incremental, partial_images) %}
+    {% if not execute or not partial_images %}
         {{ return(0) }}
     {% endif %}
     {% if not cdc_landed_partitions() %}

@@ -41,7 +41,9 @@ def compile_model(model: str, target_path: Path) -> str:
 
     result = dbtRunner().invoke(
         [
-            "--quiet",
+            # not the compiled SQL on the console (`--quiet` still prints it); errors go to logs/dbt.log
+            "--log-level",
+            "none",
             "compile",
             "--full-refresh",
             "--select",

@@ -257,7 +257,7 @@
                     partition by replay.table_id, replay.key_json, replay.image_segment
                     order by replay.sequence_key, replay.op, replay.event_id
                 ) as carried_since_sequence
-            from ({{ cdc_history_fold('carried_from_changes') }}) as replay
+            from ({{ cdc_history_fold('carried_from_changes', plan.partial_images) }}) as replay
         ),
 
         -- each old key's row just before each of its changes
@@ -342,7 +342,7 @@
     {% endif %}
 
     resolved as (
-        {{ cdc_history_fold('changes_to_fold') }}
+        {{ cdc_history_fold('changes_to_fold', plan.partial_images) }}
     ),
 
     versioned as (
