@@ -46,7 +46,7 @@ from bench_hand_written import HAND_WRITTEN
 from cdc_generate import CONTAINER_FORMATS, ENCODERS, Scenario, message_lines
 
 from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, cluster_spark, connect, end_spark
-from cdc_dbt_spark.loader import land
+from cdc_dbt_spark.loader import LANDING_TABLE, land
 
 log = logging.getLogger("bench")
 
@@ -402,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             spark,
             "landed_hand_written",
             args.format,
-            lambda: spark.table("bench.raw_cdc_messages").selectExpr("message_text as value"),
+            lambda: spark.table(f"bench.{LANDING_TABLE}").selectExpr("message_text as value"),
             base,
             work / "landed_hand_written",
             memory,
@@ -436,20 +436,20 @@ def main(argv: list[str] | None = None) -> int:
 
     by_name = {step.name: step for step in steps}
 
-    def ratio(numerator: str, denominator: str) -> float | None:
+    def ratio(numerator: str | float, denominator: str) -> float | None:
+        """A step's seconds (or given seconds) over another step's; none where either did not run."""
+        above = by_name[numerator].seconds if isinstance(numerator, str) else numerator
         below = by_name[denominator].seconds
-        return by_name[numerator].seconds / below if below else None
+        return above / below if above and below else None
 
     # load + the hand-written job over the landed messages: what full would take at no cost of its own
-    landed = by_name["landed_hand_written"]
-    bound = by_name["full"].parts["load_s"] + landed.seconds if landed.seconds else None
+    landed = by_name["landed_hand_written"].seconds
+    bound = by_name["full"].parts["load_s"] + landed if landed else 0.0
     ratios = {
         "full/floor": ratio("full", "floor"),
         "full/hand_written": ratio("full", "hand_written"),
-        "bound/floor": bound / by_name["floor"].seconds if bound else None,
-        "bound/hand_written": bound / by_name["hand_written"].seconds
-        if bound and by_name["hand_written"].seconds
-        else None,
+        "bound/floor": ratio(bound, "floor"),
+        "bound/hand_written": ratio(bound, "hand_written"),
         "incremental/full": ratio("incremental", "full"),
         "ours/anchor": ratio("full", "anchor"),
     }
