@@ -105,14 +105,18 @@ def one_pass_dataworks_json(spark: Any, lines: Any, out_dir: str, typed_image: C
     records.createOrReplaceTempView("one_pass_records")
     events = spark.sql(
         """
-        with copies as (
+        with distributed as (
+            select * from one_pass_records distribute by table_id, key_json
+        ),
+
+        -- partitioned within the distribution by (table_id, key_json): no second shuffle
+        copies as (
             select
                 *,
                 row_number() over (
                     partition by table_id, key_json, sequence_key, message_hash order by message_hash
                 ) as copy_number
-            from one_pass_records
-            distribute by table_id, key_json
+            from distributed
         )
         select
             table_id,
