@@ -488,12 +488,14 @@ def main(argv: list[str] | None = None) -> int:
         below = by_name[denominator].seconds
         return above / below if above and below else None
 
-    # load + the hand-written job over the landed messages: what full would take at no cost of its own
-    landed = by_name["landed_hand_written"].seconds
-    bound = by_name["full"].parts["load_s"] + landed if landed else 0.0
-    # load + the one-pass job: the least full can cost while doing what the contract asks
-    one_pass_seconds = by_name["landed_one_pass"].seconds
-    one_pass_bound = by_name["full"].parts["load_s"] + one_pass_seconds if one_pass_seconds else 0.0
+    def after_full_load(step: str) -> float:
+        """The full load's seconds + a job over the landed messages; 0 where the job did not run."""
+        seconds = by_name[step].seconds
+        return by_name["full"].parts["load_s"] + seconds if seconds else 0.0
+
+    # what full would take at no cost of its own, and the least it can take doing what the contract asks
+    bound = after_full_load("landed_hand_written")
+    one_pass_bound = after_full_load("landed_one_pass")
     ratios = {
         "full/floor": ratio("full", "floor"),
         "full/hand_written": ratio("full", "hand_written"),

@@ -59,10 +59,16 @@ def scd2_dataworks_json(spark: Any, lines: Any, out_dir: str) -> None:
         F.lead("valid_from").over(versions).alias("valid_to"),
         F.lead("sequence").over(versions).isNull().alias("is_current"),
     )
+    write_history_and_current(spark, history, out_dir)
+
+
+def write_history_and_current(spark: Any, history: Any, out_dir: str) -> None:
+    """`history` written under out_dir, then its current, live rows as `current`, without the closing columns."""
     history.write.mode("overwrite").parquet(f"{out_dir}/history")
-    # current rows from the history just written: no second pass over the raw files
+    # current rows from the history just written: no second pass over the messages
     current = spark.read.parquet(f"{out_dir}/history").where("is_current and not is_deleted")
-    current.drop("valid_to", "is_current", "is_deleted").write.mode("overwrite").parquet(f"{out_dir}/current")
+    closing = ("valid_to", "valid_to_sequence", "is_current", "is_deleted")  # drop() passes over absent ones
+    current.drop(*closing).write.mode("overwrite").parquet(f"{out_dir}/current")
 
 
 def one_pass_dataworks_json(spark: Any, lines: Any, out_dir: str, typed_image: Callable[[str], str]) -> None:
@@ -153,14 +159,10 @@ def one_pass_dataworks_json(spark: Any, lines: Any, out_dir: str, typed_image: C
         window versions as (partition by table_id, key_json order by sequence_key)
         """
     )
-    history.write.mode("overwrite").parquet(f"{out_dir}/history")
-    current = spark.read.parquet(f"{out_dir}/history").where("is_current and not is_deleted")
-    current.drop("valid_to", "valid_to_sequence", "is_current", "is_deleted").write.mode("overwrite").parquet(
-        f"{out_dir}/current"
-    )
+    write_history_and_current(spark, history, out_dir)
 
 
 # formats with a hand-written job; for the others the bench reports the anchor as not available
-HAND_WRITTEN: dict[str, Callable[[Any, str, str], None]] = {"dataworks_json": scd2_dataworks_json}
+HAND_WRITTEN: dict[str, Callable[[Any, Any, str], None]] = {"dataworks_json": scd2_dataworks_json}
 # and the same with the contract's least (one_pass_dataworks_json)
 ONE_PASS: dict[str, Callable[[Any, Any, str, Callable[[str], str]], None]] = {"dataworks_json": one_pass_dataworks_json}
