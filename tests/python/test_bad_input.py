@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PROJECT_ROOT, write_jsonl
 
 from cdc_dbt_spark.loader import project_formats
+from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
 
 CORPUS = PROJECT_ROOT / "tests" / "data" / "bad_input"
 

@@ -6,8 +6,9 @@ import json
 import random
 from pathlib import Path
 
-from cdc_generate import Change, canal_json
-from conftest import THIRDPARTY, write_jsonl
+from cdc_testkit.encoders import canal_json
+from cdc_testkit.harness import THIRDPARTY, write_jsonl
+from cdc_testkit.scenario import Change
 
 PAIMON = THIRDPARTY / "canal_json" / "paimon_table_schemaevolution"
 T0 = 1_600_000_000_000

@@ -7,8 +7,9 @@ import json
 import random
 from pathlib import Path
 
-from cdc_generate import Change, cdl_json
-from conftest import PROJECT_ROOT, write_jsonl
+from cdc_testkit.encoders import cdl_json
+from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
+from cdc_testkit.scenario import Change
 
 SAMPLES = PROJECT_ROOT / "sample_data" / "cdl_json"
 T0 = 1_700_000_000_000

@@ -22,12 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cdc_faults import short_lived_java_options
-from cdc_generate import Scenario, write_stream
-from conftest import PROJECT_ROOT, Project
 
 from cdc_dbt_spark.connection import cluster_spark, connect
 from cdc_dbt_spark.loader import land, project_formats
+from cdc_testkit.faults import short_lived_java_options
+from cdc_testkit.harness import PROJECT_ROOT, Project
+from cdc_testkit.scenario import Scenario
+from cdc_testkit.stream import write_stream
 
 pytestmark = pytest.mark.cluster
 
@@ -90,14 +91,14 @@ def cluster() -> Iterator[dict[str, str]]:
 
 
 class ClusterLoader:
-    """The loader as an application on the cluster, in a process of its own (cluster_loader.py)."""
+    """The loader as an application on the cluster, in a process of its own (cdc_testkit.cluster_loader)."""
 
     TIMEOUT = 300  # seconds a load may take here: a hung load fails the test, not the suite
 
     def __init__(self, log_path: Path) -> None:
         self.log = log_path.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("cluster_loader.py"))],
+            [sys.executable, "-m", "cdc_testkit.cluster_loader"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,

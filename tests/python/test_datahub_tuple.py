@@ -6,8 +6,9 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cdc_generate import Change, datahub_tuple
-from conftest import write_jsonl
+from cdc_testkit.encoders import datahub_tuple
+from cdc_testkit.harness import write_jsonl
+from cdc_testkit.scenario import Change
 
 T0 = 1_650_000_000_000
 

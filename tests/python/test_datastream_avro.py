@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from datastream_samples import write_avro
-from datastream_scenario import TABLE, THIRDPARTY, expected_current, expected_history, two_loads
+from cdc_testkit.avro_files import write_datastream_avro
+from cdc_testkit.datastream_scenario import TABLE, THIRDPARTY, expected_current, expected_history, two_loads
 
 DATASTREAM = THIRDPARTY
 EVENTS_IT = DATASTREAM / "DataStreamToSpannerEventsIT"
@@ -54,7 +54,7 @@ def rows(project, table_id: str, *columns: str) -> list[tuple]:
 
 def test_generated_stream_and_google_files(project, tmp_path: Path) -> None:
     first, second = two_loads()
-    project.land("datastream_avro", write_avro(first, tmp_path / "load1.avro"), *FIRST_LOAD)
+    project.land("datastream_avro", write_datastream_avro(first, tmp_path / "load1.avro"), *FIRST_LOAD)
     project.build(tests=False)
     # after the backfills and first inserts (Google's first assertions)
     assert rows(project, "l1.Users", "id", "name") == [(1, "Tester Kumar"), (2, "Tester Yadav")]
@@ -62,7 +62,7 @@ def test_generated_stream_and_google_files(project, tmp_path: Path) -> None:
     assert rows(project, "ea-main.my_table", "id", "val") == [(1, 10), (2, 10), (3, 10)]
     assert len(rows(project, "ea-main.alltypes", "int64_field")) == 3
 
-    project.land("datastream_avro", write_avro(second, tmp_path / "load2.avro"), *SECOND_LOAD)
+    project.land("datastream_avro", write_datastream_avro(second, tmp_path / "load2.avro"), *SECOND_LOAD)
     project.build()
     # the generated stream: exactly the history of the JSON rendering
     assert [r for r in project.history() if r[0] == TABLE] == expected_history()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import write_jsonl
-from datastream_scenario import TABLE, THIRDPARTY, expected_current, expected_history, two_loads
+from cdc_testkit.datastream_scenario import TABLE, THIRDPARTY, expected_current, expected_history, two_loads
+from cdc_testkit.harness import write_jsonl
 
 GOOGLE_JSON = THIRDPARTY / "FormatDatastreamJsonToJsonTest.inputs.jsonl"
 

@@ -7,8 +7,9 @@ import json
 import random
 from pathlib import Path
 
-from cdc_generate import Change, debezium_json
-from conftest import PROJECT_ROOT, THIRDPARTY, write_jsonl
+from cdc_testkit.encoders import debezium_json
+from cdc_testkit.harness import PROJECT_ROOT, THIRDPARTY, write_jsonl
+from cdc_testkit.scenario import Change
 
 SAMPLES = PROJECT_ROOT / "sample_data" / "debezium_json"
 THIRD_PARTY = THIRDPARTY / "debezium_json"

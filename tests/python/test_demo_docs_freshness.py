@@ -4,7 +4,7 @@ The demo (`scripts/demo.py`, what `make demo` runs) lands every format's sample 
 runs `dbt build` (unit tests included) in a copy of the project's tracked files in a temporary
 folder with nothing beside it, on a warehouse of its own: it must need nothing outside the
 project (no ../shared). The same process then runs `dbt source freshness`, `dbt docs generate`
-and the queries these tests check (tests/python/demo_then_inspect.py). The docs site is served
+and the queries these tests check (cdc_testkit.demo_then_inspect). The docs site is served
 by `dbt docs serve` on a free loopback port and opened in headless Chromium (Debian's
 `chromium`, installed by `make setup`); a screenshot of the lineage graph is kept in artifacts/.
 """
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_ROOT
 
 from cdc_dbt_spark.loader import project_formats
+from cdc_testkit.harness import PROJECT_ROOT
 
 ARTIFACTS = PROJECT_ROOT / "artifacts"
 CHROMIUM_FLAGS = [
@@ -79,7 +79,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     }
     out = home / "result.json"
     run = subprocess.run(
-        [sys.executable, "tests/python/demo_then_inspect.py", str(out)],
+        [sys.executable, "-m", "cdc_testkit.demo_then_inspect", str(out)],
         cwd=clone,
         env=env,
         capture_output=True,

@@ -11,7 +11,9 @@ import datetime as dt
 import random
 from pathlib import Path
 
-from cdc_generate import Change, dts_avro, write_dts_avro
+from cdc_testkit.avro_files import write_dts_avro
+from cdc_testkit.encoders import dts_avro
+from cdc_testkit.scenario import Change
 
 T0 = 1_696_984_400_000
 

@@ -15,15 +15,15 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import demo
 import fastavro
 import pytest
-from conftest import PROJECT_ROOT, THIRDPARTY
 from fastavro.schema import to_parsing_canonical_form
 
 from cdc_dbt_spark import avro, loader
 from cdc_dbt_spark.loader import project_formats
 from cdc_dbt_spark.messages import dumps
+from cdc_ops import demo
+from cdc_testkit.harness import PROJECT_ROOT, THIRDPARTY
 
 ALIBABA = THIRDPARTY / "dts_avro"
 NAMESPACE = "com.alibaba.dts.formats.avro."

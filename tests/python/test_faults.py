@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cdc_faults import (
+from cdc_dbt_spark.locks import embedded_metastore_lock, hold_embedded_metastore, release_embedded_metastores
+from cdc_testkit.faults import (
     BUILD,
     LOADER,
     finished_models,
@@ -21,10 +22,9 @@ from cdc_faults import (
     query,
     run,
 )
-from cdc_generate import Scenario, write_stream
-from conftest import Project, write_jsonl
-
-from cdc_dbt_spark.locks import embedded_metastore_lock, hold_embedded_metastore, release_embedded_metastores
+from cdc_testkit.harness import Project, write_jsonl
+from cdc_testkit.scenario import Scenario
+from cdc_testkit.stream import write_stream
 
 # columns that differ between two projects landing the same files at other times (batch ids,
 # build times, and the partition of closed versions: the run that closed them)

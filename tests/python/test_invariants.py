@@ -13,10 +13,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from cdc_generate import CANNOT_TRUNCATE, ENCODERS, Scenario, expected_state, write_stream
-from conftest import write_jsonl
-
 from cdc_dbt_spark.loader import project_formats
+from cdc_testkit.encoders import CANNOT_TRUNCATE, ENCODERS
+from cdc_testkit.harness import write_jsonl
+from cdc_testkit.oracle import expected_state
+from cdc_testkit.scenario import Scenario
+from cdc_testkit.stream import write_stream
 
 SEEDS = (11, 12, 13)
 LOADS = 3
@@ -119,7 +121,8 @@ def test_any_order_any_split_same_history(new_project, tmp_path: Path) -> None:
 
 def test_late_event_is_placed_by_its_sequence(project, tmp_path: Path) -> None:
     """An event older than versions already built goes where its sequence says."""
-    from cdc_generate import Change, dataworks_json
+    from cdc_testkit.encoders import dataworks_json
+    from cdc_testkit.scenario import Change
 
     def change(kind: str, sequence: int, before=None, after=None) -> Change:
         return Change(kind, "shop", "late", sequence, 1_600_000_000_000 + sequence, ("id",), before, after)
@@ -150,7 +153,8 @@ def test_late_event_is_placed_by_its_sequence(project, tmp_path: Path) -> None:
 def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) -> None:
     """A build's data tests check the keys its run changed (var cdc_test_scope: run, the
     default), so that testing costs in proportion to the run; `all` checks whole tables."""
-    from cdc_generate import Change, dataworks_json
+    from cdc_testkit.encoders import dataworks_json
+    from cdc_testkit.scenario import Change
 
     def change(kind: str, sequence: int, before=None, after=None) -> Change:
         return Change(kind, "shop", "scoped", sequence, 1_600_000_000_000 + sequence, ("id",), before, after)

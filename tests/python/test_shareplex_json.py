@@ -6,7 +6,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from conftest import write_jsonl
+from cdc_testkit.harness import write_jsonl
 
 T0 = datetime(2024, 1, 1)
 TABLE = "SHOP.ORDERS"

@@ -13,14 +13,15 @@ import io
 import json
 from pathlib import Path
 
-from cdc_generate import Change, dts_avro, write_dts_avro
-from legacy_splitter import _decode_lines
-from legacy_splitter import split_json_text as legacy_split
-
 from cdc_dbt_spark.avro import split_avro
 from cdc_dbt_spark.loader import project_formats
 from cdc_dbt_spark.messages import BLOCK_BYTES, open_decompressed, split_json_stream, split_json_text
 from cdc_dbt_spark.tasks import FileDigest, digest_file, split_file, task_files
+from cdc_testkit.avro_files import write_dts_avro
+from cdc_testkit.encoders import dts_avro
+from cdc_testkit.legacy_splitter import _decode_lines
+from cdc_testkit.legacy_splitter import split_json_text as legacy_split
+from cdc_testkit.scenario import Change
 
 BLOCK_SIZES = [1, 7, 64, BLOCK_BYTES]  # 1 byte: every message crosses blocks, the buffer grows
 

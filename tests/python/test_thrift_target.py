@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cdc_faults import land_together, short_lived_java_options
-from conftest import PROJECT_ROOT, Project, write_jsonl
-from test_dataworks_json import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
+
+from cdc_testkit.dataworks_samples import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
+from cdc_testkit.faults import land_together, short_lived_java_options
+from cdc_testkit.harness import PROJECT_ROOT, Project, write_jsonl
 
 pytestmark = pytest.mark.thrift
 

@@ -12,9 +12,11 @@ from collections import Counter
 from pathlib import Path
 
 import yaml
-from cdc_generate import Change, dataworks_json
-from conftest import PROJECT_ROOT, write_jsonl
-from scaffold_typed_table import main as scaffold
+
+from cdc_ops.scaffold_typed_table import main as scaffold
+from cdc_testkit.encoders import dataworks_json
+from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
+from cdc_testkit.scenario import Change
 
 
 def change(kind: str, sequence: int, before=None, after=None, ddl=None) -> Change:

@@ -1,17 +1,19 @@
 """Write sample_data/dts_avro/: synthetic Alibaba DTS Avro records (no public binary samples
 exist), encoded by fastavro with the DTS schemas named in dbt_project.yml (schemas/dts_avro/).
 
-    python scripts/make_dts_avro_samples.py
+    python -m cdc_testkit.dts_avro_samples
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from cdc_generate import Change, dts_avro, write_dts_avro
+from cdc_dbt_spark.connection import PROJECT_ROOT
+from cdc_testkit.avro_files import write_dts_avro
+from cdc_testkit.encoders.dts import dts_avro
+from cdc_testkit.scenario import Change
 
-OUT = Path(__file__).resolve().parents[1] / "sample_data" / "dts_avro"
+OUT = PROJECT_ROOT / "sample_data" / "dts_avro"
 T0 = 1_696_984_408_000
 
 

@@ -1,6 +1,6 @@
 """Run the demo as `make demo` does, then read back what test_demo_docs_freshness checks.
 
-    python tests/python/demo_then_inspect.py RESULT.json      (from the project root)
+    python -m cdc_testkit.demo_then_inspect RESULT.json      (from the project root)
 
 Started by test_demo_docs_freshness in a copy of the project with nothing beside it. Every
 step after the demo (queries, `dbt source freshness`, `dbt docs generate`) runs in this

@@ -1,68 +1,51 @@
-"""Google Datastream sample streams: one MySQL table, backfill then CDC, as JSON and Avro.
-
-The same scenario feeds `sample_data/datastream_json/`, `sample_data/datastream_avro/` and
-the end-to-end tests. Events are rendered by `cdc_generate.datastream_json`; the Avro file
-is written with fastavro under a schema shaped like real Datastream MySQL files (generic
-metadata, a `source_metadata` record, a `payload` record of nullable columns,
-timestamp-millis times).
-
-    python scripts/datastream_samples.py            # regenerate the sample_data files
-"""
+"""Avro writers of the test streams: DTS Record datums (base64 lines or container files) under
+the project's schemas, and Datastream-like container files."""
 
 from __future__ import annotations
 
-import argparse
+import base64
 import datetime as dt
-import json
-import logging
-import sys
+import io
 from pathlib import Path
+from typing import Any
 
 import fastavro
-from cdc_generate import Change, datastream_json
-
-log = logging.getLogger("datastream_samples")
-
-BASE_MS = 1_700_000_000_000  # 2023-11-14 22:13:20 UTC
-BINLOG = 1_000_000_000  # cdc_generate.DATASTREAM_BINLOG_SIZE: sequence = file index * BINLOG + position
 
 
-def row(key: int, name: str, tier: str) -> dict:
-    return {"id": key, "name": name, "tier": tier}
+def _dts_writer(records: list[dict], legacy_writer: bool = False) -> tuple[Any, list[dict]]:
+    """The DTS Record writer schema and the records as it takes them: the project's schemas
+    named in dbt_project.yml (schemas/dts_avro/). `legacy_writer`: the older Record schema of
+    Alibaba's Java SDK, which has no bornTimestamp."""
+    from cdc_dbt_spark.avro import load_schema
+    from cdc_dbt_spark.loader import project_formats
+
+    settings = project_formats()["dts_avro"]
+    if not legacy_writer:
+        return load_schema(settings["avro_schema"]), records
+    legacy = [{k: v for k, v in record.items() if k != "bornTimestamp"} for record in records]
+    return load_schema(settings["avro_writer_schemas"][0]), legacy
 
 
-def change(kind: str, sequence: int, offset_ms: int, before: dict | None = None, after: dict | None = None) -> Change:
-    return Change(kind, "shop", "customers", sequence, BASE_MS + offset_ms, ("id",), before, after)
+def dts_avro_lines(records: list[dict], legacy_writer: bool = False) -> list[str]:
+    """DTS Record datums as base64 text, one datum a line (the carrier DTS consumers often log)."""
+    schema, written = _dts_writer(records, legacy_writer)
+    lines = []
+    for record in written:
+        buffer = io.BytesIO()
+        fastavro.schemaless_writer(buffer, schema, record)
+        lines.append(base64.b64encode(buffer.getvalue()).decode("ascii"))
+    return lines
 
 
-# The initial backfill reads rows at +10 s.
-BACKFILL = [
-    change("insert", 0, 10_000, after=row(1, "ann", "gold")),
-    change("insert", 0, 10_000, after=row(2, "bob", "gold")),
-    change("insert", 0, 10_000, after=row(3, "chen", "silver")),
-    change("insert", 0, 10_000, after=row(5, "eve", "gold")),
-]
-
-# CDC changes in commit order. Sequence numbers encode (binlog file, position): 3 and 4
-# share a millisecond and sit in different binlog files (file 1 position 999999990 before
-# file 2 position 1); change 1 is older than the backfill read of the same row.
-CDC = [
-    change("insert", 100, 5_000, after=row(5, "eve", "bronze")),
-    change("insert", 200, 20_000, after=row(4, "dewi", "bronze")),
-    change("update", 999_999_990, 21_000, before=row(1, "ann", "gold"), after=row(1, "ann", "silver")),
-    change("update", BINLOG + 1, 21_000, before=row(1, "ann", "silver"), after=row(1, "ann", "bronze")),
-    change("delete", BINLOG + 50, 22_000, before=row(2, "bob", "gold")),
-    change("insert", BINLOG + 60, 23_000, after=row(2, "bob", "platinum")),
-    change("update", BINLOG + 70, 24_000, before=row(3, "chen", "silver"), after=row(30, "chen", "silver")),
-]
-
-
-def backfill_events() -> list[dict]:
-    return [event for item in BACKFILL for event in datastream_json(item, backfill=True)]
-
-
-def cdc_events() -> list[dict]:
-    return [event for item in CDC for event in datastream_json(item)]
+def write_dts_avro(records: list[dict], path: Path, container: bool = False, legacy_writer: bool = False) -> Path:
+    """Write DTS Record datums as base64 lines (`dts_avro_lines`) or as an Avro container file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if container:
+        with path.open("wb") as handle:
+            fastavro.writer(handle, *_dts_writer(records, legacy_writer))
+        return path
+    path.write_text("".join(line + "\n" for line in dts_avro_lines(records, legacy_writer)), encoding="ascii")
+    return path
 
 
 def _nullable(avro_type: str | dict) -> list:
@@ -138,7 +121,7 @@ def _payload_schema(events: list[dict]) -> dict:
     return {"type": "record", "name": "payload", "fields": fields}
 
 
-def write_avro(events: list[dict], path: Path) -> Path:
+def write_datastream_avro(events: list[dict], path: Path) -> Path:
     """Write JSON-format events as a Datastream-like Avro object container file; the payload
     schema lists the events' columns (as Datastream writes one schema per table and file)."""
     schema = AVRO_SCHEMA | {
@@ -159,22 +142,3 @@ def write_avro(events: list[dict], path: Path) -> Path:
     with path.open("wb") as handle:
         fastavro.writer(handle, fastavro.parse_schema(schema), records, codec="null", sync_interval=16000)
     return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate the Datastream sample_data files.")
-    parser.add_argument(
-        "--root", type=Path, default=Path(__file__).resolve().parents[1], help="project root (default: this repo)"
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    events = backfill_events() + cdc_events()
-    json_path = args.root / "sample_data" / "datastream_json" / "mysql_backfill_then_cdc.jsonl"
-    json_path.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
-    avro_path = write_avro(events, args.root / "sample_data" / "datastream_avro" / "mysql_backfill_then_cdc.avro")
-    log.info("wrote %d events to %s and %s", len(events), json_path, avro_path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Benchmark anchor: Spark's own Auto CDC (Spark Declarative Pipelines, SCD type 2) over canonical events.
 
-    python scripts/bench_anchor.py EVENTS_PATH WORK_DIR
+    python -m cdc_bench.anchor EVENTS_PATH WORK_DIR
 
 EVENTS_PATH is a parquet folder of canonical change events (table_id, key_json, op, sequence_key, commit_ts,
 after_json). The anchor defines one pipeline: a temporary view streaming that folder, a streaming table
@@ -40,7 +40,7 @@ SEQUENCE_BY = "sequence_key"
 APPLY_AS_DELETES = "op = 'delete'"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
-DEFINITIONS = '''"""Anchor pipeline: Auto CDC (SCD type 2) over canonical change events (from bench_anchor.py)."""
+DEFINITIONS = '''"""Anchor pipeline: Auto CDC (SCD type 2) over canonical change events (from cdc_bench.anchor)."""
 import json
 
 from pyspark import pipelines as dp

@@ -1,4 +1,4 @@
-"""The Datastream test stream (scripts/datastream_samples.py) and the history it must give.
+"""The Datastream test stream (cdc_testkit.datastream_samples) and the history it must give.
 
 Shared by the JSON and Avro end-to-end tests: both formats carry the same events, so
 both must give exactly the same cdc_history.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from conftest import THIRDPARTY as SHARED_THIRDPARTY
-from datastream_samples import BASE_MS, BINLOG, backfill_events, cdc_events
+from cdc_testkit.datastream_samples import BASE_MS, BINLOG, backfill_events, cdc_events
+from cdc_testkit.harness import THIRDPARTY as SHARED_THIRDPARTY
 
 THIRDPARTY = SHARED_THIRDPARTY / "datastream"
 

@@ -1,6 +1,6 @@
 """Test kit: dbt and the loader as processes of their own, so that they can be killed.
 
-Used by tests/python/test_faults.py and scripts/soak.py. Every function takes the environment
+Used by tests/python/test_faults.py and the soak (cdc_testkit.soak). Every function takes the environment
 the process runs with (CDC_SPARK_HOME, CDC_SCHEMA, DBT_TARGET_PATH, ...): one embedded Spark
 home is opened by one process at a time.
 """

@@ -1,0 +1,206 @@
+"""The bench's steps besides the floor and the loads: dbt runs, the hand-written jobs, Spark's Auto
+CDC anchor and the small run, each measured as a `Step`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cdc_bench.data import MessageFiles
+from cdc_bench.hand_written import HAND_WRITTEN
+from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_home
+
+log = logging.getLogger("bench")
+
+
+@dataclass
+class Step:
+    name: str
+    events: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    peak_driver_mb: float = 0.0
+    note: str = ""
+    parts: dict = field(default_factory=dict)
+
+    @property
+    def events_per_second(self) -> float:
+        return self.events / self.seconds if self.seconds else 0.0
+
+
+class DriverMemory:
+    """Peak resident memory of the Spark driver JVM (VmHWM), reset between steps."""
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.pid = pid  # default: the JVM this process started
+
+    def _jvm_pid(self) -> int | None:
+        if self.pid is None:
+            for child in Path("/proc").glob("[0-9]*"):
+                try:
+                    status = (child / "status").read_text()
+                    if f"PPid:\t{os.getpid()}\n" in status and "java" in (child / "comm").read_text():
+                        self.pid = int(child.name)
+                        break
+                except OSError:
+                    continue
+        return self.pid
+
+    def reset(self) -> None:
+        pid = self._jvm_pid()
+        if pid:
+            with contextlib.suppress(OSError):
+                Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+    def peak_mb(self) -> float:
+        pid = self._jvm_pid()
+        if not pid:
+            return 0.0
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+
+# what a scheduled run does: models and data tests (the unit tests do not depend on the data)
+BUILD = ("build", "--exclude-resource-type", "unit_test")
+
+
+def thrift_server_pid() -> int | None:
+    """The JVM of the local cluster's Thrift server (spark-submit execs it), if scripts/cluster.py started it."""
+    pids_path = cluster_home() / "pids.json"
+    return json.loads(pids_path.read_text()).get("thrift-server") if pids_path.exists() else None
+
+
+def run_dbt(*arguments: str) -> dict:
+    """Run dbt; returns where its time went: seconds in models (and seeds), in data tests, and
+    the slowest nodes."""
+    from dbt.cli.main import dbtRunner
+
+    result = dbtRunner().invoke([*arguments, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
+    if not result.success:
+        raise SystemExit(f"dbt {' '.join(arguments)} failed; see logs/dbt.log")
+    nodes = [(node.node.resource_type, node.node.name, node.execution_time) for node in result.result]
+    slowest = sorted(nodes, key=lambda node: -node[2])[:5]
+    return {
+        "models_s": round(sum(seconds for kind, _, seconds in nodes if kind != "test"), 1),
+        "data_tests_s": round(sum(seconds for kind, _, seconds in nodes if kind == "test"), 1),
+        "slowest_s": {name: round(seconds, 1) for _, name, seconds in slowest},
+    }
+
+
+def anchor_auto_cdc(spark, schema: str, work: Path) -> Step:
+    """Spark's Auto CDC flow (SCD type 2) over our canonical events, or exactly why it cannot run."""
+    events_path = work / "canonical_events.parquet"
+    spark.sql(
+        f"select table_id, key_json, op, sequence_key, commit_ts, to_json(after_image) as after_json "
+        f"from {schema}.cdc_events where op != 'truncate'"
+    ).write.mode("overwrite").parquet(str(events_path))
+    events = spark.read.parquet(str(events_path)).count()
+    # a Spark Connect client cannot start in a process that already runs a regular Spark session
+    completed = subprocess.run(
+        [sys.executable, "-m", "cdc_bench.anchor", str(events_path), str(work / "anchor")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        result = json.loads(completed.stdout)
+    except json.JSONDecodeError:
+        result = {
+            "ran": False,
+            "seconds": None,
+            "reason": f"cdc_bench.anchor exited {completed.returncode}: {completed.stderr.strip()[-500:]}",
+        }
+    step = Step("anchor", events, 0, result["seconds"] or 0.0)
+    step.note = ("ran: " if result["ran"] else "did not run: ") + result["reason"]
+    return step
+
+
+def hand_written(
+    spark: Any,
+    name: str,
+    source_format: str,
+    lines: Callable[[], Any],
+    base: MessageFiles,
+    out: Path,
+    memory: DriverMemory,
+    jobs: dict[str, Callable[[Any, Any, str], None]] = HAND_WRITTEN,
+) -> Step:
+    """The one-job SCD2 a user would write instead (or another of `jobs`, by format), timed like the floor:
+    from the messages that `lines` reads (a DataFrame with their text as `value`) to written tables."""
+    step = Step(name, base.changes, base.bytes)
+    write_scd2 = jobs.get(source_format)
+    if write_scd2 is None:
+        step.note = f"not available for {source_format}: there is such a job for {', '.join(jobs)}"
+        return step
+    memory.reset()
+    started = time.perf_counter()
+    write_scd2(spark, lines(), str(out))
+    step.seconds = time.perf_counter() - started
+    step.peak_driver_mb = memory.peak_mb()
+    # after the clock: what it wrote, to set beside what the full build wrote
+    step.parts = {
+        "history_rows": spark.read.parquet(str(out / "history")).count(),
+        "current_rows": spark.read.parquet(str(out / "current")).count(),
+    }
+    return step
+
+
+def typed_image_sql(source_format: str) -> Callable[[str], str]:
+    """image -> the SQL of the project's macro cdc_typed_image for that image of `source_format` (its types in
+    a map `column_types`), compiled by dbt, so that a bench job types images exactly as the models do."""
+    from dbt.cli.main import dbtRunner
+
+    placeholder = "cdc_bench_image"
+    result = dbtRunner().invoke(
+        [
+            *("--log-level", "none", "compile", "--inline"),
+            f"{{{{ cdc_typed_image('{placeholder}', 'column_types', '{source_format}') }}}}",
+            *("--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)),
+        ]
+    )
+    if not result.success:
+        raise SystemExit("dbt compile --inline of cdc_typed_image failed; see logs/dbt.log")
+    compiled = result.result.results[0].node.compiled_code
+    return lambda image: compiled.replace(placeholder, image)
+
+
+def small_run(source_format: str, small: MessageFiles, work: Path, env: dict[str, str]) -> Step:
+    """Land the small run's messages, then dbt build, as a user runs them: two commands, each its own process
+    starting its own JVM; wall time of both, load included."""
+    dbt = Path(sys.executable).parent / "dbt"
+    load_raw = PROJECT_ROOT / "scripts" / "load_raw.py"
+    commands = {
+        "load": [sys.executable, str(load_raw), "--format", source_format, str(work / "small")],
+        "build": [str(dbt), *BUILD, "--profiles-dir", "profiles"],
+    }
+    seconds = {}
+    started = time.perf_counter()
+    for name, command in commands.items():
+        output = work / f"small-{name}.log"
+        log.info("small run: %s (output in %s)", " ".join(command), output)
+        begun = time.perf_counter()
+        with output.open("w") as handle:
+            completed = subprocess.run(
+                command, cwd=PROJECT_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, check=False
+            )
+        seconds[name] = round(time.perf_counter() - begun, 1)
+        if completed.returncode:
+            raise SystemExit(f"small run: {' '.join(command)} exited {completed.returncode}; see {output}")
+    step = Step("small", small.changes, small.bytes, time.perf_counter() - started)
+    step.parts = {"messages": small.messages, "load_s": seconds["load"], "build_s": seconds["build"]}
+    return step
+
+
+# acceptance: a small run (1,000 messages) lands and builds within this many seconds
+SMALL_LIMIT_S = 45.0

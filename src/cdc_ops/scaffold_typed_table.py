@@ -1,0 +1,194 @@
+"""Scaffold a typed table from what has been landed (like dbt-codegen's base models).
+
+    python scripts/scaffold_typed_table.py shop.orders [--name orders] [--key-columns id]
+                                                       [--project-dir DIR]
+
+For the source table `table_id` (as cdc_history names it) this writes:
+  - one line in dbt_project.yml, var cdc_typed_tables:  `orders: {table_id: shop.orders}`
+  - models/marts/typed/orders_history.sql and orders_current.sql (one macro call each)
+  - their entries in models/marts/typed/_typed__models.yml: every column with its Spark type
+    (from the typed values built so far), a description, and uniqueness tests on the key
+    (current) and on key + version (history).
+Then: dbt build --profiles-dir profiles --select +orders_history +orders_current
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+
+log = logging.getLogger("scaffold_typed_table")
+TYPED_DIR = Path("models") / "marts" / "typed"
+TYPED_YAML = "_typed__models.yml"
+VAR_LINE = "  cdc_typed_tables:"
+HEADER = "# Typed per-table models. Written by scripts/scaffold_typed_table.py; edit descriptions freely.\n"
+
+SCD_HISTORY_COLUMNS = [
+    ("key_json", "string", "The key as canonical JSON (see cdc_history)."),
+    ("version_number", "int", "1 for the first version of the key, increasing in sequence order."),
+    ("valid_from", "timestamp", "When this version became valid (inclusive)."),
+    ("valid_to", "timestamp", "When it stopped being valid (exclusive); null while current."),
+    ("is_current", "boolean", "True for the newest version of the key."),
+    ("is_deleted", "boolean", "True when this version records that the row did not exist."),
+    ("op", "string", "The operation that opened this version."),
+    ("valid_from_sequence", "string", "Source sequence of the change that opened this version."),
+    ("valid_to_sequence", "string", "Source sequence of the change that closed it; null while current."),
+]
+SCD_CURRENT_COLUMNS = [
+    ("key_json", "string", "The key as canonical JSON."),
+    ("valid_from", "timestamp", "When the current version became valid."),
+    ("valid_from_sequence", "string", "Source sequence of the change that produced the current version."),
+    ("op", "string", "The operation that produced the current version."),
+]
+
+
+def as_data(text: str) -> str:
+    """`text` as dbt must read it back from YAML: dbt renders column names, descriptions and test
+    arguments as Jinja, so a name from the source holding a Jinja delimiter is written as a
+    Jinja string literal, which renders to exactly that name (never run as a call)."""
+    if not any(delimiter in text for delimiter in ("{{", "{%", "{#")):
+        return text
+    return "{{ " + json.dumps(text) + " }}"  # a JSON string is a valid Jinja string literal
+
+
+def default_name(table_id: str) -> str:
+    return re.sub(r"[^0-9a-zA-Z]+", "_", table_id).strip("_").lower() or "table"
+
+
+def string_literal(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def discover(table_id: str, target: str | None) -> tuple[list[tuple[str, str]], list[str], str]:
+    connection = connect(target)
+    schema = connection.schema
+    literal = string_literal(table_id)
+    columns = connection.sql(
+        f"select column_name, schema_of_variant_agg(column_value) from {schema}.cdc_history "
+        f"lateral view explode(cast(row_image as map<string, variant>)) as column_name, column_value "
+        f"where table_id = {literal} group by column_name order by column_name"
+    )
+    if not columns:
+        raise SystemExit(f"no rows of {table_id!r} in {schema}.cdc_history: land messages and run dbt build first")
+    sample = connection.sql(
+        f"select key_json, max(source_format) from {schema}.cdc_history where table_id = {literal} "
+        f"group by key_json limit 1"
+    )
+    key_columns = list(json.loads(sample[0][0]))
+    # a column that was null in every row so far has no type yet (VOID): keep it as text
+    types = [(name, "string" if data_type.lower() == "void" else data_type.lower()) for name, data_type in columns]
+    return types, key_columns, sample[0][1]
+
+
+def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: list[str] | None) -> None:
+    project_file = project_dir / "dbt_project.yml"
+    text = project_file.read_text()
+    entry = {"table_id": table_id}
+    if key_columns:
+        entry["key_columns"] = key_columns
+    line = f"    {name}: {json.dumps(entry, ensure_ascii=False)}\n"
+    if re.search(rf"^    {re.escape(name)}:", text, flags=re.MULTILINE):
+        log.info("dbt_project.yml already configures %s; left as it is", name)
+        return
+    if VAR_LINE + " {}" in text:
+        text = text.replace(VAR_LINE + " {}", VAR_LINE)
+    if VAR_LINE not in text:
+        raise SystemExit(f"dbt_project.yml has no `{VAR_LINE.strip()}` var to add {name} to")
+    start = text.index(VAR_LINE) + len(VAR_LINE) + 1
+    text = text[:start] + line + text[start:]
+    project_file.write_text(text)
+
+
+def column_entries(columns: list[tuple[str, str]], scd: list[tuple[str, str, str]], table_id: str) -> list[dict]:
+    entries = [
+        {
+            "name": as_data(name),
+            "data_type": data_type,
+            "description": as_data(f"Source column `{name}` of {table_id}."),
+        }
+        for name, data_type in columns
+    ]
+    entries += [{"name": name, "data_type": data_type, "description": text} for name, data_type, text in scd]
+    return entries
+
+
+def write_models(
+    project_dir: Path,
+    name: str,
+    table_id: str,
+    columns: list[tuple[str, str]],
+    key_columns: list[str],
+    source_format: str,
+) -> None:
+    typed_dir = project_dir / TYPED_DIR
+    typed_dir.mkdir(parents=True, exist_ok=True)
+    (typed_dir / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
+    (typed_dir / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
+    typed_yaml = typed_dir / TYPED_YAML
+    document = yaml.safe_load(typed_yaml.read_text()) if typed_yaml.exists() else None
+    document = document or {"version": 2, "models": []}
+    document["models"] = [m for m in document["models"] if m["name"] not in (f"{name}_history", f"{name}_current")]
+    key_names = [as_data(column) for column in key_columns]
+    document["models"] += [
+        {
+            "name": f"{name}_history",
+            "description": as_data(
+                f"SCD type 2 history of `{table_id}` ({source_format}), one typed column per source "
+                "column; see cdc_history for the meaning of the SCD2 columns."
+            ),
+            "data_tests": [
+                {"unique_combination": {"arguments": {"columns": [*key_names, "version_number"]}}},
+                {"one_current_version_per_key": {"arguments": {"key_columns": ["key_json"]}}},
+            ],
+            "columns": column_entries(columns, SCD_HISTORY_COLUMNS, table_id),
+        },
+        {
+            "name": f"{name}_current",
+            "description": as_data(
+                f"The live rows of `{table_id}` ({source_format}), one typed column per source column."
+            ),
+            "data_tests": [{"unique_combination": {"arguments": {"columns": key_names}}}],
+            "columns": column_entries(columns, SCD_CURRENT_COLUMNS, table_id),
+        },
+    ]
+    typed_yaml.write_text(HEADER + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=110))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Scaffold <name>_history and <name>_current for one source table.")
+    parser.add_argument("table_id", help="the source table as cdc_history.table_id names it, e.g. shop.orders")
+    parser.add_argument("--name", help="model name prefix (default: table_id made an identifier)")
+    parser.add_argument("--key-columns", help="comma-separated key override (default: the key the messages carry)")
+    parser.add_argument("--target", help="dbt target to read cdc_history from (default: the profile's)")
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_ROOT, help="dbt project to write into")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    name = args.name or default_name(args.table_id)
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+        raise SystemExit(f"--name {name!r} must be a lower-case identifier")
+    columns, key_columns, source_format = discover(args.table_id, args.target)
+    override = [c.strip() for c in args.key_columns.split(",")] if args.key_columns else None
+    add_config_line(args.project_dir, name, args.table_id, override)
+    write_models(args.project_dir, name, args.table_id, columns, override or key_columns, source_format)
+    log.info(
+        "wrote %s_history and %s_current (%d columns); now: dbt build --profiles-dir profiles "
+        "--select +%s_history +%s_current",
+        name,
+        name,
+        len(columns),
+        name,
+        name,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

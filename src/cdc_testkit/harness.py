@@ -1,0 +1,122 @@
+"""The end-to-end test harness: land messages, run dbt, read the tables back.
+
+Everything runs in one process: the loader and dbt (through dbtRunner) share one in-process
+SparkSession, so a test run pays for one JVM start. Each scenario gets its own schema
+(CDC_SCHEMA), and each test process its own warehouse and metastore (CDC_SPARK_HOME, set by
+the suite's conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import yaml
+
+from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.loader import land
+
+# the third-party samples the tests read: ../shared/thirdparty beside the checkout (a git worktree
+# may sit deeper: the nearest one above it); the suite's conftest stops the run if there is none
+THIRDPARTY = next(
+    (
+        folder / "shared" / "thirdparty"
+        for folder in PROJECT_ROOT.parents
+        if (folder / "shared" / "thirdparty").is_dir()
+    ),
+    PROJECT_ROOT.parent / "shared" / "thirdparty",
+)
+
+
+class Project:
+    """One dbt project state in its own schema."""
+
+    # dbt's target folders of this process's projects, one per schema: dbt parses the project
+    # anew when the profile's schema differs from the last parse's (1.5 s), partially when not (0.25 s)
+    targets: Path
+
+    def __init__(self, schema: str, target: str = "local") -> None:
+        self.schema = schema
+        self.target = target
+        self.untested_builds = False  # a build ran without data tests since the last tested one
+        self.seeded = False  # a build loaded the seeds into this schema
+
+    def _env(self) -> None:
+        os.environ["CDC_SCHEMA"] = self.schema
+        os.environ["CDC_TARGET"] = self.target
+        os.environ["DBT_TARGET_PATH"] = str(self.targets / self.schema)
+
+    def land(self, source_format: str, *paths: Path | str, max_batch_messages: int = 5_000_000) -> dict[str, int]:
+        self._env()
+        return land(source_format, [str(path) for path in paths], self.target, max_batch_messages)
+
+    def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT, check: bool = True):
+        """Run dbt in this project's schema; with check, fails the test unless dbt succeeds.
+        Returns dbt's result."""
+        from dbt.cli.main import dbtRunner
+
+        self._env()
+        result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(project_dir)])
+        if check:
+            assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
+        return result
+
+    def build(self, *args: str, tests: bool = True, unit_tests: bool = False, typed_tables: bool = False) -> None:
+        """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they
+        run once, at the end of a scenario, then over whole tables: by default they check only
+        the latest run, see var cdc_test_scope). The unit tests do not depend on landed data: they
+        run once, in the demo's build (test_demo_docs_freshness), and where unit_tests=True asks.
+        The typed tables (models/marts/typed) read only the table they are configured for: the
+        demo and test_typed_tables build them, other scenarios only where typed_tables=True asks
+        (5 of a small build's 34 nodes). The seeds load in the project's first build only: the
+        later ones would load the same CSV files again (about a second per build)."""
+        skip = [] if tests else ["--exclude-resource-type", "test"]
+        skip += ["--exclude-resource-type", "seed"] if self.seeded else []
+        skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
+        skip += [] if typed_tables else ["--exclude", "path:models/marts/typed"]
+        if tests and self.untested_builds:
+            args = with_vars(args, cdc_test_scope="all")
+        self.untested_builds = not tests
+        self.dbt("build", *args, *skip)
+        self.seeded = True
+
+    def query(self, sql: str) -> list[tuple]:
+        self._env()
+        connection = connect(self.target)
+        try:
+            return connection.sql(sql.format(schema=self.schema))
+        finally:
+            connection.close()
+
+    def history(self) -> list[tuple]:
+        """cdc_history as comparable tuples, in key and version order."""
+        return self.query(
+            "select table_id, key_json, version_number, valid_from, valid_to, is_current, "
+            "is_deleted, op, to_json(row_image), valid_from_sequence, valid_to_sequence "
+            "from {schema}.cdc_history order by table_id, key_json, version_number"
+        )
+
+    def current(self) -> list[tuple]:
+        return self.query(
+            "select table_id, key_json, to_json(row_image) from {schema}.cdc_current order by table_id, key_json"
+        )
+
+
+def with_vars(args: tuple[str, ...], **values: object) -> tuple[str, ...]:
+    """dbt arguments with `values` added to their --vars (dbt takes one --vars)."""
+    args = list(args)
+    if "--vars" in args:
+        at = args.index("--vars")
+        values = {**yaml.safe_load(args.pop(at + 1)), **values}
+        args.pop(at)
+    return (*args, "--vars", json.dumps(values))
+
+
+def write_jsonl(path: Path, messages: list[dict | str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for message in messages:
+            text = message if isinstance(message, str) else json.dumps(message)
+            handle.write(text + "\n")
+    return path
