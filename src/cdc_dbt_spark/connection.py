@@ -18,61 +18,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import jinja2
-import yaml
-
 from cdc_dbt_spark.locks import hold_embedded_metastore, release_embedded_metastores
+from cdc_dbt_spark.settings import PROJECT_ROOT, profile_target
 
-
-def _project_root() -> Path:
-    """The dbt project: the checkout this package is installed from (`pip install -e .`), else
-    the current folder or the nearest parent holding a dbt_project.yml, as dbt looks for it."""
-    source = Path(__file__).resolve().parents[2]
-    for candidate in (source, Path.cwd(), *Path.cwd().parents):
-        if (candidate / "dbt_project.yml").is_file():
-            return candidate
-    raise SystemExit("no dbt_project.yml here or above: run from inside the cdc-dbt-spark project")
-
-
-PROJECT_ROOT = _project_root()
 # Spark runs the loader's tasks in Python workers started with PYSPARK_PYTHON, by default the
 # `python3` on PATH; they need this interpreter, where the package and pyarrow are installed.
 # Set before any SparkContext starts (dbt's included), since a context keeps the one it began with.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-PROFILES_PATH = PROJECT_ROOT / "profiles" / "profiles.yml"
-PROFILE_NAME = "cdc"
 
 log = logging.getLogger(__name__)
-
-
-def _env_var(name: str, default: str | None = None) -> str:
-    value = os.environ.get(name, default)
-    if value is None:
-        raise KeyError(f"environment variable {name} is not set and has no default")
-    return value
-
-
-def _render(value: Any) -> Any:
-    """Render the `env_var()` templating dbt allows in profiles.yml."""
-    if isinstance(value, dict):
-        return {key: _render(item) for key, item in value.items()}
-    if isinstance(value, str) and "{{" in value:
-        environment = jinja2.Environment()
-        environment.filters["as_number"] = int
-        return environment.from_string(value).render(env_var=_env_var)
-    return value
-
-
-def profile_target(target: str | None = None) -> dict[str, Any]:
-    """The rendered output of the project's dbt profile for `target`."""
-    profile = yaml.safe_load(PROFILES_PATH.read_text())[PROFILE_NAME]
-    name = target or _render(profile["target"])
-    if name not in profile["outputs"]:
-        known = ", ".join(sorted(profile["outputs"]))
-        raise SystemExit(f"unknown target {name!r} (profiles.yml has: {known})")
-    output = _render(profile["outputs"][name])
-    output["name"] = name
-    return output
 
 
 @dataclass
@@ -114,9 +68,9 @@ class SqlConnection:
             self._cursor.close()
 
 
-def spark_conf(target: str | None = None) -> dict[str, str]:
+def spark_conf(target: str | None = None, cli_vars: dict[str, Any] | None = None) -> dict[str, str]:
     """Spark settings of a session-method target (paths relative to the project root)."""
-    output = profile_target(target)
+    output = profile_target(target, cli_vars)
     conf = {str(k): str(v) for k, v in output.get("server_side_parameters", {}).items()}
     conf["spark.sql.ansi.enabled"] = "false"  # as dbt-spark sets it
     return conf
@@ -128,11 +82,11 @@ def cluster_home() -> Path:
     return home if home.is_absolute() else PROJECT_ROOT / home
 
 
-def cluster_conf(target: str = "cluster") -> dict[str, str]:
+def cluster_conf(target: str = "cluster", cli_vars: dict[str, Any] | None = None) -> dict[str, str]:
     """The Spark settings every application on the target's cluster runs with (its `spark_conf`
     in profiles.yml): a relative warehouse folder made absolute (executors run elsewhere), and
     the metastore password from CDC_METASTORE_PASSWORD or the file scripts/cluster.py wrote."""
-    output = profile_target(target)
+    output = profile_target(target, cli_vars)
     if "spark_conf" not in output:
         raise SystemExit(f"target {output['name']!r} has no spark_conf in profiles/profiles.yml")
     conf = {str(key): str(value) for key, value in output["spark_conf"].items()}
@@ -241,8 +195,10 @@ def end_spark(spark: Any) -> int | None:
     return code
 
 
-def connect(target: str | None = None) -> SqlConnection:
-    output = profile_target(target)
+def connect(target: str | None = None, cli_vars: dict[str, Any] | None = None) -> SqlConnection:
+    """A SQL connection to the target (default: the profile's) as dbt sees it; `cli_vars`: the
+    --vars of the command, which profiles.yml may read with var()."""
+    output = profile_target(target, cli_vars)
     schema = output["schema"]
     if output["method"] == "session":
         os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
@@ -254,7 +210,7 @@ def connect(target: str | None = None) -> SqlConnection:
         # no console progress bar: the scripts log their own progress
         builder = SparkSession.builder.enableHiveSupport().appName("cdc-scripts")
         builder = builder.config("spark.ui.showConsoleProgress", "false")
-        settings = spark_conf(output["name"])
+        settings = spark_conf(output["name"], cli_vars)
         for key, value in settings.items():
             builder = builder.config(key, value)
         if SparkSession.getActiveSession() is None:
@@ -265,7 +221,7 @@ def connect(target: str | None = None) -> SqlConnection:
     if output["method"] == "thrift":
         from pyhive import hive
 
-        cluster = cluster_conf(output["name"]) if "spark_conf" in output else None
+        cluster = cluster_conf(output["name"], cli_vars) if "spark_conf" in output else None
         hint = "start the local cluster (make cluster)" if cluster else "start it (scripts/thrift_server.py start)"
         require_reachable(
             f"the Spark Thrift Server of target {output['name']}", output["host"], int(output["port"]), hint

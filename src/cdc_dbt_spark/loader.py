@@ -1,6 +1,6 @@
 """Land CDC messages, untouched, in the `raw_cdc_messages` table, as a Spark job.
 
-    cdc-load --format dataworks_json PATH [PATH ...]
+    cdc-load --format dataworks_json PATH [PATH ...]   [--target T] [--vars '{...}']
     python scripts/load_raw.py --format dataworks_json PATH [PATH ...]
 
 Every message of every file (or of every file below a folder) becomes one row holding its
@@ -41,11 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
-from cdc_dbt_spark.connection import PROJECT_ROOT, SqlConnection, connect
+from cdc_dbt_spark.connection import SqlConnection, connect
 from cdc_dbt_spark.locks import LandingLock
+from cdc_dbt_spark.settings import SettingsError, parse_vars, project_formats
 from cdc_dbt_spark.tasks import HASH_SCHEMA, SPLIT_SCHEMA, HashFiles, SplitFiles, task_files
 
 log = logging.getLogger("cdc_load")
@@ -88,16 +87,6 @@ PARQUET_OPTIONS = {f"parquet.enable.dictionary#{column}": "false" for column in 
 # as the table's files have always had them (Spark's default is the legacy INT96).
 WRITE_CONF = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 PROGRESS_SECONDS = 5.0
-
-
-def project_vars() -> dict[str, Any]:
-    """The vars of dbt_project.yml."""
-    return yaml.safe_load((PROJECT_ROOT / "dbt_project.yml").read_text())["vars"]
-
-
-def project_formats() -> dict[str, dict[str, Any]]:
-    """The formats declared in dbt_project.yml (var `cdc_formats`)."""
-    return project_vars()["cdc_formats"]
 
 
 def iter_files(paths: Iterable[str]) -> Iterator[Path]:
@@ -337,16 +326,18 @@ def land(
     paths: list[str],
     target: str | None = None,
     max_batch_messages: int = 5_000_000,
+    cli_vars: dict[str, Any] | None = None,
 ) -> dict[str, int]:
     """Lands the messages of `paths` (files or folders); counts of files, files skipped (landed
-    before), files that could not be read, messages and batches."""
-    settings = project_formats()[source_format]
+    before), files that could not be read, messages and batches. `cli_vars`: vars over the
+    project's, as dbt's --vars (the format's settings and the profile read them)."""
+    settings = project_formats(cli_vars)[source_format]
     if settings["carrier"] not in ("json", "avro"):
         raise ValueError(f"unknown carrier {settings['carrier']!r} in dbt_project.yml")
     check_schemas(source_format, settings)  # a wrong schema path: one line, before Spark starts
     files = [str(path) for path in iter_files(paths)]
     stats = {"files": 0, "files_skipped": 0, "files_unreadable": 0, "messages": 0, "batches": 0}
-    connection = connect(target)
+    connection = connect(target, cli_vars)
     try:
         spark = connection.files_spark()
         landing = Landing(connection, spark)
@@ -385,7 +376,15 @@ def land(
 
 
 def main(argv: list[str] | None = None) -> int:
-    formats = project_formats()
+    # --vars first: they may declare or change the formats that --format accepts
+    vars_parser = argparse.ArgumentParser(add_help=False)
+    vars_parser.add_argument("--vars", default=None)
+    try:
+        cli_vars = parse_vars(vars_parser.parse_known_args(argv)[0].vars)
+        formats = project_formats(cli_vars)
+    except SettingsError as exc:
+        print(f"{Path(sys.argv[0]).name}: error: {exc}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(
         description="Land CDC messages, untouched, in the raw_cdc_messages table, as a Spark job on the "
         "target's Spark. A file may hold JSON lines, a JSON array or concatenated JSON (Avro formats: an "
@@ -407,6 +406,12 @@ def main(argv: list[str] | None = None) -> int:
         help="start a new landing batch, at a file boundary, once a batch holds this many messages as "
         "counted from the files' lines (Avro containers: records) (default 5,000,000)",
     )
+    parser.add_argument(
+        "--vars",
+        default=None,
+        help="vars over dbt_project.yml's, as dbt's --vars: a YAML or JSON mapping, e.g. "
+        "'{cdc_formats: {...}}' (give the same to dbt build)",
+    )
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to land")
     args = parser.parse_args(argv)
@@ -415,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     try:
-        stats = land(args.format, args.paths, args.target, args.max_batch_messages)
+        stats = land(args.format, args.paths, args.target, args.max_batch_messages, cli_vars)
     except (FileNotFoundError, PermissionError, IsADirectoryError, AvroSchemaError) as exc:
         log.error("%s", exc)
         return 2

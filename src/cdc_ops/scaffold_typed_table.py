@@ -23,7 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.connection import connect
+from cdc_dbt_spark.settings import PROFILES_DIR, PROJECT_ROOT, project_vars
 
 log = logging.getLogger("scaffold_typed_table")
 TYPED_DIR = Path("models") / "marts" / "typed"
@@ -67,24 +68,50 @@ def string_literal(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def discover(table_id: str, target: str | None) -> tuple[list[tuple[str, str]], list[str], str]:
+def discover_columns(table_id: str, name: str, target: str | None, project_dir: Path) -> list[tuple[str, str]]:
+    """The table's columns and Spark types as the typed models will see them: the project's own
+    macro cdc_typed_table_spec (discovery from the rows built so far, since the table has no
+    YAML yet), compiled and run by dbt with the table added to var cdc_typed_tables."""
+    from dbt.cli.main import dbtRunner
+
+    typed_tables = {
+        **(project_vars(project_dir=project_dir).get("cdc_typed_tables") or {}),
+        name: {"table_id": table_id},
+    }
+    # the macro's ref() runs only when executing: dbt must be told of it (its hint line), and the
+    # spec follows on a line of its own
+    inline = f"-- depends_on: {{{{ ref('cdc_history') }}}}\n{{{{ tojson(cdc_typed_table_spec({json.dumps(name)})) }}}}"
+    arguments = [
+        *("--log-level", "none", "compile", "--inline", inline),
+        *("--vars", json.dumps({"cdc_typed_tables": typed_tables})),
+        *("--profiles-dir", str(PROFILES_DIR), "--project-dir", str(project_dir)),
+        *(("--target", target) if target else ()),
+    ]
+    result = dbtRunner().invoke(arguments)
+    if not result.success:
+        raise SystemExit(
+            f"dbt compile of cdc_typed_table_spec({name!r}) failed: {result.exception or 'see logs/dbt.log'}"
+        )
+    spec = json.loads(result.result.results[0].node.compiled_code.split("\n", 1)[1])
+    return [(column, data_type) for column, data_type in spec["columns"]]
+
+
+def discover(
+    table_id: str, name: str, target: str | None, project_dir: Path
+) -> tuple[list[tuple[str, str]], list[str], str]:
+    """The table's columns and types, the key its messages carry and its source format."""
+    columns = discover_columns(table_id, name, target, project_dir)
     connection = connect(target)
     schema = connection.schema
-    literal = string_literal(table_id)
-    columns = connection.sql(
-        f"select column_name, schema_of_variant_agg(column_value) from {schema}.cdc_history "
-        f"lateral view explode(cast(row_image as map<string, variant>)) as column_name, column_value "
-        f"where table_id = {literal} group by column_name order by column_name"
-    )
     if not columns:
         raise SystemExit(f"no rows of {table_id!r} in {schema}.cdc_history: land messages and run dbt build first")
     sample = connection.sql(
-        f"select key_json, max(source_format) from {schema}.cdc_history where table_id = {literal} "
+        f"select key_json, max(source_format) from {schema}.cdc_history where table_id = {string_literal(table_id)} "
         f"group by key_json limit 1"
     )
     key_columns = list(json.loads(sample[0][0]))
     # a column that was null in every row so far has no type yet (VOID): keep it as text
-    types = [(name, "string" if data_type.lower() == "void" else data_type.lower()) for name, data_type in columns]
+    types = [(column, "string" if data_type == "void" else data_type) for column, data_type in columns]
     return types, key_columns, sample[0][1]
 
 
@@ -174,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or default_name(args.table_id)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise SystemExit(f"--name {name!r} must be a lower-case identifier")
-    columns, key_columns, source_format = discover(args.table_id, args.target)
+    columns, key_columns, source_format = discover(args.table_id, name, args.target, args.project_dir)
     override = [c.strip() for c in args.key_columns.split(",")] if args.key_columns else None
     add_config_line(args.project_dir, name, args.table_id, override)
     write_models(args.project_dir, name, args.table_id, columns, override or key_columns, source_format)

@@ -12,10 +12,9 @@ import json
 import os
 from pathlib import Path
 
-import yaml
-
 from cdc_dbt_spark.connection import PROJECT_ROOT, connect
 from cdc_dbt_spark.loader import land
+from cdc_dbt_spark.settings import parse_vars
 
 # the third-party samples the tests read: ../shared/thirdparty beside the checkout (a git worktree
 # may sit deeper: the nearest one above it); the suite's conftest stops the run if there is none
@@ -108,7 +107,7 @@ def with_vars(args: tuple[str, ...], **values: object) -> tuple[str, ...]:
     args = list(args)
     if "--vars" in args:
         at = args.index("--vars")
-        values = {**yaml.safe_load(args.pop(at + 1)), **values}
+        values = {**parse_vars(args.pop(at + 1)), **values}
         args.pop(at)
     return (*args, "--vars", json.dumps(values))
 

@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from cdc_dbt_spark.connection import PROJECT_ROOT
-from cdc_dbt_spark.loader import project_formats, project_vars
+from cdc_dbt_spark.settings import project_formats, project_vars
 from cdc_testkit.encoders import CANNOT_TRUNCATE, ENCODERS
 from cdc_testkit.faults import (
     BUILD,

@@ -194,7 +194,7 @@ def schema_setting(monkeypatch):
 
     def point_at(value: str) -> None:
         formats = {**project_formats(), "dts_avro": {**SETTINGS, "avro_schema": value}}
-        monkeypatch.setattr(loader, "project_formats", lambda: formats)
+        monkeypatch.setattr(loader, "project_formats", lambda cli_vars=None: formats)
         monkeypatch.setattr(demo, "project_formats", lambda: formats)
 
         def no_spark(*args, **kwargs):
