@@ -15,16 +15,24 @@
     (untyped values would give the key another JSON type than the table's other rows).
 #}
 {% macro flatten_canal_json(relation) %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_canal_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {%- set legacy_sources = var('cdc_canal_json_legacy_sources', []) -%}
     {%- if legacy_sources is string or legacy_sources is mapping or legacy_sources is not iterable -%}
         {{ exceptions.raise_compiler_error(
             "flatten_canal_json: var cdc_canal_json_legacy_sources must be a list of database or "
-            ~ "database.table names (or '*'), e.g. ['olddb', 'shop.orders']") }}
+            ~ "database.table names (or '*'), e.g. ['olddb', 'shop.orders']; got " ~ legacy_sources) }}
     {%- endif -%}
     {{ return(adapter.dispatch('flatten_canal_json', 'cdc')(relation, legacy_sources)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_canal_json(relation, legacy_sources) %}
+    {{ cdc_unsupported_adapter('flatten_canal_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_canal_json(relation, legacy_sources) %}
 {%- set legacy_list -%}
     array_compact(array(cast(null as string){% for source in legacy_sources %}, '{{ source | string | replace("\\", "\\\\") | replace("'", "\\'") }}'{% endfor %}))
 {%- endset %}

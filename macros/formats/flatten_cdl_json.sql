@@ -11,14 +11,18 @@
     without SEG_OWNER, TABLE_NAME or TIMESTAMP.
 #}
 {% macro flatten_cdl_json(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_cdl_json: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_cdl_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_cdl_json', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_cdl_json(relation) %}
+    {{ cdc_unsupported_adapter('flatten_cdl_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_cdl_json(relation) %}
 {%- set schema_fields = "array<struct<field: string, name: string, type: string, fields: array<struct<field: string, name: string, type: string, parameters: map<string, string>>>>>" -%}
 with landed as (
     {{ cdc_landed_messages(relation, 'cdl_json') }}

@@ -8,14 +8,18 @@
     no column types: keys come from seed cdc_table_keys, values keep their JSON type.
 #}
 {% macro flatten_datahub_tuple(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_datahub_tuple: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_datahub_tuple', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_datahub_tuple', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_datahub_tuple(relation) %}
+    {{ cdc_unsupported_adapter('flatten_datahub_tuple') }}
+{% endmacro %}
+
+{% macro spark__flatten_datahub_tuple(relation) %}
 {%- set metadata_columns = [
     '_sequence_id_', '_operation_type_', '_excute_time_',
     '_source_table_', '_before_image_', '_after_image_',

@@ -16,20 +16,23 @@
     Nothing from a message becomes SQL text.
 #}
 {% macro flatten_datastream(relation, source_format) %}
-    {% if source_format not in ('datastream_json', 'datastream_avro') %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_datastream: source_format must be 'datastream_json' or 'datastream_avro', got '"
-            ~ source_format ~ "'; call flatten_datastream_json or flatten_datastream_avro instead") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_datastream', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
+    {%- if source_format not in ('datastream_json', 'datastream_avro') -%}
+        {{ cdc_argument_error('flatten_datastream', 'source_format',
+            "'datastream_json' or 'datastream_avro' (or call flatten_datastream_json / flatten_datastream_avro)",
+            source_format) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_datastream', 'cdc')(relation, source_format)) }}
 {% endmacro %}
 
-{# A field that is present and not JSON null (`args`: a variant expression and a path). #}
-{% macro datastream_field_is_present(args) %}
-    (try_variant_get({{ args }}) is not null and not is_variant_null(try_variant_get({{ args }})))
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
+{% macro default__flatten_datastream(relation, source_format) %}
+    {{ cdc_unsupported_adapter('flatten_datastream') }}
 {% endmacro %}
 
-{% macro default__flatten_datastream(relation, source_format) %}
+{% macro spark__flatten_datastream(relation, source_format) %}
 with landed as (
     {{ cdc_landed_messages(relation, source_format) }}
 ),

@@ -12,14 +12,18 @@
     in after nor in before.
 #}
 {% macro flatten_debezium_json(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_debezium_json: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_debezium_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_debezium_json', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_debezium_json(relation) %}
+    {{ cdc_unsupported_adapter('flatten_debezium_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_debezium_json(relation) %}
 {%- set placeholder = '__debezium_unavailable_value' -%}
 {#- the same text as base64, as binary (bytea) columns carry it -#}
 {%- set placeholder_base64 = 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==' -%}

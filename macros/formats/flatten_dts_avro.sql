@@ -10,10 +10,18 @@
     offset), then `id`.
 #}
 {% macro flatten_dts_avro(relation) %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_dts_avro', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_dts_avro', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_dts_avro(relation) %}
+    {{ cdc_unsupported_adapter('flatten_dts_avro') }}
+{% endmacro %}
+
+{% macro spark__flatten_dts_avro(relation) %}
 {%- set branch -%}
     case
         when schema_of_variant(image_value) = 'STRING' then 'EmptyObject'
