@@ -33,6 +33,9 @@
 {% endmacro %}
 
 {% macro spark__flatten_datastream(relation, source_format) %}
+{#- op facts (var cdc_formats, <format>.ops): the change types whose payload is the removed row,
+    and the prefixes of the vendor_op this macro writes -#}
+{%- set ops = cdc_format_ops(source_format, ['removed_row', 'backfill_prefix', 'is_deleted_prefix']) -%}
 with landed as (
     {{ cdc_landed_messages(relation, source_format) }}
 ),
@@ -139,7 +142,7 @@ decided as (
         -- the payload is the row after the change; for a delete (or the old-key half of a
         -- key change) it is the row that was removed
         case
-            when change_type is not null then upper(change_type) in ('DELETE', 'UPDATE-DELETE')
+            when change_type is not null then upper(change_type) in ({{ cdc_string_list(ops['removed_row']) }})
             else coalesce(is_deleted, false)
         end as payload_is_removed_row,
         case
@@ -178,8 +181,8 @@ final as (
         -- prefixed 'backfill:' so that seed cdc_op_codes maps them to snapshots
         -- (null without a source_metadata object: nothing says what happened)
         case when {{ cdc_is_object('source_metadata') }} then concat(
-            if(is_backfill, 'backfill:', ''),
-            coalesce(change_type, concat('is_deleted:', if(coalesce(is_deleted, false), 'true', 'false')))
+            if(is_backfill, {{ cdc_string_literal(ops['backfill_prefix']) }}, ''),
+            coalesce(change_type, concat({{ cdc_string_literal(ops['is_deleted_prefix']) }}, if(coalesce(is_deleted, false), 'true', 'false')))
         ) end as vendor_op,
         coalesce(metadata_table, nullif(object_name, '')) as table_id,
         declared_keys as declared_key_columns,
