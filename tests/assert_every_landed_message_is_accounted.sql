@@ -1,6 +1,6 @@
 -- Conservation: every landed message produced at least one record (row change, DDL,
 -- heartbeat, transaction marker or quarantine). Returns the messages that vanished.
--- Checks the batches of the latest run (macros/testing/cdc_test_scope.sql), once it is recorded
+-- Checks the batches of the latest run (macros/testing/spark__get_where_subquery.sql), once it is recorded
 -- in cdc_load_batches.
 {%- set in_run = cdc_run_batches_condition() %}
 with landed as (

@@ -4,10 +4,20 @@
     Values of up to 16 bytes (38 digits) decode; anything else gives null.
 #}
 {% macro cdc_decimal_from_base64(base64_expression, scale_expression) %}
+    {%- for argument, value in [('base64_expression', base64_expression), ('scale_expression', scale_expression)] -%}
+        {%- if value is not string or not value | trim -%}
+            {{ cdc_argument_error('cdc_decimal_from_base64', argument, 'a SQL expression (non-empty string)', value) }}
+        {%- endif -%}
+    {%- endfor -%}
     {{ return(adapter.dispatch('cdc_decimal_from_base64', 'cdc')(base64_expression, scale_expression)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__cdc_decimal_from_base64(base64_expression, scale_expression) %}
+    {{ cdc_unsupported_adapter('cdc_decimal_from_base64') }}
+{% endmacro %}
+
+{% macro spark__cdc_decimal_from_base64(base64_expression, scale_expression) %}
     transform(
         array(named_struct(
             'hex_digits', hex(try_to_binary({{ base64_expression }}, 'base64')),

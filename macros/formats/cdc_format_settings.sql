@@ -5,7 +5,7 @@
 {% macro cdc_format_settings() %}
     {%- set formats = var('cdc_formats') -%}
     {%- if formats is not mapping or formats | length == 0 -%}
-        {{ exceptions.raise_compiler_error("var cdc_formats must map each format name to its settings") }}
+        {{ exceptions.raise_compiler_error("cdc_format_settings: var cdc_formats must map each format name to its settings; got " ~ formats) }}
     {%- endif -%}
     select * from values
     {%- for name, settings in formats.items() %}

@@ -15,16 +15,29 @@
     (untyped values would give the key another JSON type than the table's other rows).
 #}
 {% macro flatten_canal_json(relation) %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_canal_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {%- set legacy_sources = var('cdc_canal_json_legacy_sources', []) -%}
     {%- if legacy_sources is string or legacy_sources is mapping or legacy_sources is not iterable -%}
         {{ exceptions.raise_compiler_error(
             "flatten_canal_json: var cdc_canal_json_legacy_sources must be a list of database or "
-            ~ "database.table names (or '*'), e.g. ['olddb', 'shop.orders']") }}
+            ~ "database.table names (or '*'), e.g. ['olddb', 'shop.orders']; got " ~ legacy_sources) }}
     {%- endif -%}
     {{ return(adapter.dispatch('flatten_canal_json', 'cdc')(relation, legacy_sources)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_canal_json(relation, legacy_sources) %}
+    {{ cdc_unsupported_adapter('flatten_canal_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_canal_json(relation, legacy_sources) %}
+{#- op facts (var cdc_formats, canal_json.ops): which ops' rows are in data (legacy: old), which
+    pairs with old's rows, which is a before image -#}
+{%- set ops = cdc_format_ops('canal_json', ['row_ops', 'update', 'delete']) -%}
+{%- set update_op = cdc_string_literal(ops['update']) -%}
+{%- set delete_op = cdc_string_literal(ops['delete']) -%}
 {%- set legacy_list -%}
     array_compact(array(cast(null as string){% for source in legacy_sources %}, '{{ source | string | replace("\\", "\\\\") | replace("'", "\\'") }}'{% endfor %}))
 {%- endset %}
@@ -86,12 +99,12 @@ sided as (
         moded.*,
         case
             when not is_legacy then data_rows
-            when vendor_op in ('UPDATE', 'INSERT', 'INIT', 'DELETE') then coalesce(old_rows, data_rows)
+            when vendor_op in ({{ cdc_string_list(ops['row_ops']) }}) then coalesce(old_rows, data_rows)
             else data_rows
         end as main_rows,
         case
-            when not is_legacy and vendor_op = 'UPDATE' then old_rows
-            when is_legacy and vendor_op = 'UPDATE' then data_rows
+            when not is_legacy and vendor_op = {{ update_op }} then old_rows
+            when is_legacy and vendor_op = {{ update_op }} then data_rows
         end as partner_rows
     from moded
 ),
@@ -119,13 +132,13 @@ images as (
     select
         imaged.*,
         case
-            when vendor_op = 'DELETE' then main_row
-            when vendor_op = 'UPDATE' and is_legacy then partner_row
+            when vendor_op = {{ delete_op }} then main_row
+            when vendor_op = {{ update_op }} and is_legacy then partner_row
             -- `old` holds the previous values of the changed columns only; every other column
             -- is unchanged, so the complete before row is `data` overlaid with `old`
-            when vendor_op = 'UPDATE' and {{ cdc_is_not_object('main_row') }} then main_row
-            when vendor_op = 'UPDATE' and {{ cdc_is_not_object('partner_row') }} then partner_row
-            when vendor_op = 'UPDATE' then to_variant_object(map_concat(
+            when vendor_op = {{ update_op }} and {{ cdc_is_not_object('main_row') }} then main_row
+            when vendor_op = {{ update_op }} and {{ cdc_is_not_object('partner_row') }} then partner_row
+            when vendor_op = {{ update_op }} then to_variant_object(map_concat(
                 map_filter(
                     cast(main_row as map<string, variant>),
                     (column_name, column_value) -> not map_contains_key(
@@ -135,7 +148,7 @@ images as (
                 cast(partner_row as map<string, variant>)
             ))
         end as before_row,
-        case when vendor_op != 'DELETE' and not is_ddl then main_row end as after_row
+        case when vendor_op != {{ delete_op }} and not is_ddl then main_row end as after_row
     from imaged
 ),
 
@@ -175,7 +188,7 @@ final as (
                 then 'data is not a JSON array'
             when old_value is not null and not is_variant_null(old_value) and old_rows is null
                 then 'old is not a JSON array'
-            when vendor_op = 'UPDATE' and size(old_rows) != size(data_rows)
+            when vendor_op = {{ update_op }} and size(old_rows) != size(data_rows)
                 then 'data and old do not have the same number of rows'
             when {{ cdc_is_not_object('main_row') }} then 'a row of data/old is not a JSON object'
             when {{ cdc_is_not_object('partner_row') }} then 'a row of data/old is not a JSON object'

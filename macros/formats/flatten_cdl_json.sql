@@ -11,14 +11,20 @@
     without SEG_OWNER, TABLE_NAME or TIMESTAMP.
 #}
 {% macro flatten_cdl_json(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_cdl_json: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_cdl_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_cdl_json', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_cdl_json(relation) %}
+    {{ cdc_unsupported_adapter('flatten_cdl_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_cdl_json(relation) %}
+{#- op facts (var cdc_formats, cdl_json.ops): op ranks, the delete, the heartbeat's name -#}
+{%- set ops = cdc_format_ops('cdl_json', ['op_ranks', 'delete', 'heartbeat']) -%}
 {%- set schema_fields = "array<struct<field: string, name: string, type: string, fields: array<struct<field: string, name: string, type: string, parameters: map<string, string>>>>>" -%}
 with landed as (
     {{ cdc_landed_messages(relation, 'cdl_json') }}
@@ -85,7 +91,7 @@ images as (
         -- a DELETE without `before` still names its row in `unique` (the primary key)
         case
             when
-                operation = 'DELETE'
+                operation = {{ cdc_string_literal(ops['delete']) }}
                 and (raw_before is null or is_variant_null(raw_before))
                 and {{ cdc_is_object('unique_block') }}
                 then unique_block
@@ -105,7 +111,7 @@ final as (
         source_format,
         0 as record_index,
         case
-            when message_type is not null and message_type != '0' then 'HEARTBEAT'
+            when message_type is not null and message_type != '0' then {{ cdc_string_literal(ops['heartbeat']) }}
             else operation
         end as vendor_op,
         case when seg_owner is not null and table_name is not null then concat(seg_owner, '.', table_name) end
@@ -119,7 +125,7 @@ final as (
             '.',
             coalesce({{ cdc_sortable_number('lsn', 20) }}, '0'),
             coalesce({{ cdc_sortable_number('cast(event_time_ms as string)', 20) }}, '0'),
-            case operation when 'INSERT' then '1' when 'UPDATE' then '2' else '3' end
+            {{ cdc_op_rank('operation', ops['op_ranks']) }}
         ) end as sequence_key,
         timestamp_millis(event_time_ms) as commit_ts,
         cast(null as string) as ddl_text,

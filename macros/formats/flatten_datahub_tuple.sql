@@ -8,14 +8,21 @@
     no column types: keys come from seed cdc_table_keys, values keep their JSON type.
 #}
 {% macro flatten_datahub_tuple(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_datahub_tuple: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_datahub_tuple', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_datahub_tuple', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_datahub_tuple(relation) %}
+    {{ cdc_unsupported_adapter('flatten_datahub_tuple') }}
+{% endmacro %}
+
+{% macro spark__flatten_datahub_tuple(relation) %}
+{#- op facts (var cdc_formats, datahub_tuple.ops): the insert and delete, whose row is an after and
+    a before image when the flags are missing -#}
+{%- set ops = cdc_format_ops('datahub_tuple', ['insert', 'delete']) -%}
 {%- set metadata_columns = [
     '_sequence_id_', '_operation_type_', '_excute_time_',
     '_source_table_', '_before_image_', '_after_image_',
@@ -74,10 +81,10 @@ final as (
         cast(null as array<string>) as declared_key_columns,
         -- without flags, I is an after image and D a before image
         case
-            when coalesce(before_flag, if(operation_type = 'D', 'Y', 'N')) = 'Y' then row_columns
+            when coalesce(before_flag, if(operation_type = {{ cdc_string_literal(ops['delete']) }}, 'Y', 'N')) = 'Y' then row_columns
         end as before_image,
         case
-            when coalesce(after_flag, if(operation_type = 'I', 'Y', 'N')) = 'Y' then row_columns
+            when coalesce(after_flag, if(operation_type = {{ cdc_string_literal(ops['insert']) }}, 'Y', 'N')) = 'Y' then row_columns
         end as after_image,
         false as after_image_is_partial,
         cast(null as map<string, string>) as column_types,
@@ -97,7 +104,7 @@ final as (
             when before_flag not in ('Y', 'N') then '_before_image_ is neither Y nor N'
             when after_flag not in ('Y', 'N') then '_after_image_ is neither Y nor N'
             when before_flag = 'N' and after_flag = 'N' then 'neither _before_image_ nor _after_image_ is Y'
-            when operation_type = 'D' and before_flag = 'N' then 'a delete (D) whose _before_image_ is N'
+            when operation_type = {{ cdc_string_literal(ops['delete']) }} and before_flag = 'N' then 'a delete (D) whose _before_image_ is N'
         end as format_error
     from timed
 )

@@ -16,20 +16,26 @@
     Nothing from a message becomes SQL text.
 #}
 {% macro flatten_datastream(relation, source_format) %}
-    {% if source_format not in ('datastream_json', 'datastream_avro') %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_datastream: source_format must be 'datastream_json' or 'datastream_avro', got '"
-            ~ source_format ~ "'; call flatten_datastream_json or flatten_datastream_avro instead") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_datastream', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
+    {%- if source_format not in ('datastream_json', 'datastream_avro') -%}
+        {{ cdc_argument_error('flatten_datastream', 'source_format',
+            "'datastream_json' or 'datastream_avro' (or call flatten_datastream_json / flatten_datastream_avro)",
+            source_format) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_datastream', 'cdc')(relation, source_format)) }}
 {% endmacro %}
 
-{# A field that is present and not JSON null (`args`: a variant expression and a path). #}
-{% macro datastream_field_is_present(args) %}
-    (try_variant_get({{ args }}) is not null and not is_variant_null(try_variant_get({{ args }})))
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
+{% macro default__flatten_datastream(relation, source_format) %}
+    {{ cdc_unsupported_adapter('flatten_datastream') }}
 {% endmacro %}
 
-{% macro default__flatten_datastream(relation, source_format) %}
+{% macro spark__flatten_datastream(relation, source_format) %}
+{#- op facts (var cdc_formats, <format>.ops): the change types whose payload is the removed row,
+    and the prefixes of the vendor_op this macro writes -#}
+{%- set ops = cdc_format_ops(source_format, ['removed_row', 'backfill_prefix', 'is_deleted_prefix']) -%}
 with landed as (
     {{ cdc_landed_messages(relation, source_format) }}
 ),
@@ -136,7 +142,7 @@ decided as (
         -- the payload is the row after the change; for a delete (or the old-key half of a
         -- key change) it is the row that was removed
         case
-            when change_type is not null then upper(change_type) in ('DELETE', 'UPDATE-DELETE')
+            when change_type is not null then upper(change_type) in ({{ cdc_string_list(ops['removed_row']) }})
             else coalesce(is_deleted, false)
         end as payload_is_removed_row,
         case
@@ -175,8 +181,8 @@ final as (
         -- prefixed 'backfill:' so that seed cdc_op_codes maps them to snapshots
         -- (null without a source_metadata object: nothing says what happened)
         case when {{ cdc_is_object('source_metadata') }} then concat(
-            if(is_backfill, 'backfill:', ''),
-            coalesce(change_type, concat('is_deleted:', if(coalesce(is_deleted, false), 'true', 'false')))
+            if(is_backfill, {{ cdc_string_literal(ops['backfill_prefix']) }}, ''),
+            coalesce(change_type, concat({{ cdc_string_literal(ops['is_deleted_prefix']) }}, if(coalesce(is_deleted, false), 'true', 'false')))
         ) end as vendor_op,
         coalesce(metadata_table, nullif(object_name, '')) as table_id,
         declared_keys as declared_key_columns,

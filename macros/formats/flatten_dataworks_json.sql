@@ -5,10 +5,18 @@
     timestamp, BYTES (base64) becomes binary, the rest keep their JSON type.
 #}
 {% macro flatten_dataworks_json(relation) %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_dataworks_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_dataworks_json', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_dataworks_json(relation) %}
+    {{ cdc_unsupported_adapter('flatten_dataworks_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_dataworks_json(relation) %}
 {#- the envelope fields read below; images and values whose JSON type is checked stay variant -#}
 {%- set envelope_schema -%}
     struct<

@@ -12,14 +12,20 @@
     in after nor in before.
 #}
 {% macro flatten_debezium_json(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_debezium_json: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_debezium_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_debezium_json', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_debezium_json(relation) %}
+    {{ cdc_unsupported_adapter('flatten_debezium_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_debezium_json(relation) %}
+{#- op facts (var cdc_formats, debezium_json.ops): op ranks, the delete, the names of messages without an op -#}
+{%- set ops = cdc_format_ops('debezium_json', ['op_ranks', 'delete', 'tombstone', 'heartbeat', 'schema_change']) -%}
 {%- set placeholder = '__debezium_unavailable_value' -%}
 {#- the same text as base64, as binary (bytea) columns carry it -#}
 {%- set placeholder_base64 = 'X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==' -%}
@@ -80,12 +86,12 @@ classified as (
     select
         fields.*,
         case
-            when is_tombstone then 'tombstone'
-            when message_type is not null and message_type != '0' then 'heartbeat'
+            when is_tombstone then {{ cdc_string_literal(ops['tombstone']) }}
+            when message_type is not null and message_type != '0' then {{ cdc_string_literal(ops['heartbeat']) }}
             when op_code is not null then op_code
             when transaction_status is not null then transaction_status
-            when schema_change_ddl is not null then 'ddl'
-            when source_block is null and try_variant_get(payload, '$.ts_ms') is not null then 'heartbeat'
+            when schema_change_ddl is not null then {{ cdc_string_literal(ops['schema_change']) }}
+            when source_block is null and try_variant_get(payload, '$.ts_ms') is not null then {{ cdc_string_literal(ops['heartbeat']) }}
         end as vendor_op,
         -- column -> Kafka Connect type: the logical name when there is one, else the type;
         -- a Decimal carries its scale as a parameter of the type name
@@ -163,7 +169,7 @@ cleaned as (
             -- a position part that is missing sorts first (all zeros), so ts_ms decides
             transform(position_parts, part -> coalesce(part, '0')),
             {{ cdc_sortable_number('cast(event_time_ms as string)', 20) }},
-            case vendor_op when 'r' then '0' when 'c' then '1' when 'u' then '2' else '3' end
+            {{ cdc_op_rank('vendor_op', ops['op_ranks']) }}
         ) as position_key
     from classified
 ),
@@ -211,7 +217,7 @@ final as (
             when vendor_op = op_code and event_time_ms is null
                 then 'no commit time: neither source.ts_ms nor ts_ms is a number of milliseconds'
             -- PostgreSQL with REPLICA IDENTITY NOTHING logs no old row: nothing says which row went
-            when op_code = 'd' and (raw_before is null or is_variant_null(raw_before))
+            when op_code = {{ cdc_string_literal(ops['delete']) }} and (raw_before is null or is_variant_null(raw_before))
                 then 'before is null on a delete, so the deleted key is unknown (PostgreSQL REPLICA IDENTITY NOTHING logs no old row)'
             when
                 (connector = 'postgresql' and source_lsn is not null and position_parts[0] is null)

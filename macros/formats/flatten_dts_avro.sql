@@ -10,10 +10,22 @@
     offset), then `id`.
 #}
 {% macro flatten_dts_avro(relation) %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_dts_avro', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_dts_avro', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_dts_avro(relation) %}
+    {{ cdc_unsupported_adapter('flatten_dts_avro') }}
+{% endmacro %}
+
+{% macro spark__flatten_dts_avro(relation) %}
+{#- op facts (var cdc_formats, dts_avro.ops): the ops whose afterImages is a statement, the DDL
+    op, and the name of a DDL that truncates -#}
+{%- set ops = cdc_format_ops('dts_avro', ['statement_ops', 'ddl', 'truncate']) -%}
+{%- set statement_ops = cdc_string_list(ops['statement_ops']) -%}
 {%- set branch -%}
     case
         when schema_of_variant(image_value) = 'STRING' then 'EmptyObject'
@@ -43,9 +55,9 @@ fields as (
         -- (seed cdc_op_codes: dts_avro TRUNCATE), and must end the table's live rows
         case
             when
-                try_variant_get(message, '$.operation', 'string') = 'DDL'
+                try_variant_get(message, '$.operation', 'string') = {{ cdc_string_literal(ops['ddl']) }}
                 and try_variant_get(message, '$.afterImages', 'string') rlike '^(?i)\\s*truncate\\s'
-                then 'TRUNCATE'
+                then {{ cdc_string_literal(ops['truncate']) }}
             else try_variant_get(message, '$.operation', 'string')
         end as vendor_op,
         try_variant_get(message, '$.objectName', 'string') as object_name,
@@ -179,16 +191,16 @@ final as (
             when born_millis > 0 then timestamp_millis(born_millis)
             when source_seconds > 0 then timestamp_seconds(source_seconds)
         end as commit_ts,
-        case when vendor_op in ('DDL', 'TRUNCATE') then after_text end as ddl_text,
+        case when vendor_op in ({{ statement_ops }}) then after_text end as ddl_text,
         case
             when loader_error is not null then loader_error
             when message is null then {{ cdc_unparsed_reason() }}
             when not {{ cdc_is_object('message') }} then 'message is not a JSON object'
-            when vendor_op not in ('DDL', 'TRUNCATE') and before_values is null and before_text is not null
+            when vendor_op not in ({{ statement_ops }}) and before_values is null and before_text is not null
                 then 'beforeImages is a string where a list of values (one per field) is expected'
-            when vendor_op not in ('DDL', 'TRUNCATE') and after_values is null and after_text is not null
+            when vendor_op not in ({{ statement_ops }}) and after_values is null and after_text is not null
                 then 'afterImages is a string where a list of values (one per field) is expected'
-            when vendor_op in ('DDL', 'TRUNCATE') and after_values is not null
+            when vendor_op in ({{ statement_ops }}) and after_values is not null
                 then 'afterImages of a DDL is not its statement (a string)'
             when coalesce(before_values, after_values) is not null and field_names is null
                 then 'fields is not a list of fields (name, dataTypeNumber) beside the images'

@@ -8,21 +8,24 @@
     locator used when seed cdc_table_keys names no key for the table.
 #}
 {% macro flatten_shareplex_json(relation) %}
-    {% if relation is none %}
-        {{ exceptions.raise_compiler_error(
-            "flatten_shareplex_json: pass the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
-    {% endif %}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('flatten_shareplex_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('flatten_shareplex_json', 'cdc')(relation)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__flatten_shareplex_json(relation) %}
-{#- where each op's `data` goes: the row after (inserts), the changed columns after (updates), the row before -#}
-{%- set insert_ops = ['ins', 'INSERT'] -%}
-{%- set update_ops = ['upd', 'UPDATE', 'UPDATE AFTER'] -%}
-{%- set before_ops = ['del', 'DELETE', 'UPDATE BEFORE'] -%}
-{%- set insert_list = "'" ~ insert_ops | join("', '") ~ "'" -%}
-{%- set update_list = "'" ~ update_ops | join("', '") ~ "'" -%}
-{%- set before_list = "'" ~ before_ops | join("', '") ~ "'" -%}
+    {{ cdc_unsupported_adapter('flatten_shareplex_json') }}
+{% endmacro %}
+
+{% macro spark__flatten_shareplex_json(relation) %}
+{#- where each op's `data` goes (var cdc_formats, shareplex_json.ops): the row after (inserts),
+    the changed columns after (updates), the row before -#}
+{%- set ops = cdc_format_ops('shareplex_json', ['data_is_after', 'data_is_changed_columns', 'data_is_before']) -%}
+{%- set insert_list = cdc_string_list(ops['data_is_after']) -%}
+{%- set update_list = cdc_string_list(ops['data_is_changed_columns']) -%}
+{%- set before_list = cdc_string_list(ops['data_is_before']) -%}
 with landed as (
     {{ cdc_landed_messages(relation, 'shareplex_json') }}
 ),

@@ -6,6 +6,9 @@
     columns; the list is inlined so that Spark reads just these partitions.
 #}
 {% macro cdc_events_rework_batches(watermark) %}
+    {%- if watermark is not number or watermark != watermark | int or watermark < -1 -%}
+        {{ cdc_argument_error('cdc_events_rework_batches', 'watermark', 'a whole number of at least -1 (cdc_batch_watermark)', watermark) }}
+    {%- endif -%}
     {% if not execute or watermark < 0 %}
         {{ return([]) }}
     {% endif %}

@@ -6,7 +6,7 @@
     {%- set overrides = [] -%}
     {%- for name, spec in (var('cdc_typed_tables', none) or {}).items() if spec.get('key_columns') -%}
         {%- if spec.key_columns is string -%}
-            {{ exceptions.raise_compiler_error("cdc_typed_tables." ~ name ~ ".key_columns must be a list of column names") }}
+            {{ exceptions.raise_compiler_error("cdc_key_overrides: cdc_typed_tables." ~ name ~ ".key_columns must be a list of column names; got '" ~ spec.key_columns ~ "'") }}
         {%- endif -%}
         {%- do overrides.append((spec.table_id, spec.key_columns)) -%}
     {%- endfor -%}

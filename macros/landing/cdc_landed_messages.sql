@@ -14,14 +14,14 @@
     cdc_envelope_error says why an envelope is null, parsing only those messages again.
 #}
 {% macro cdc_landed_messages(relation, source_format, envelope_schema=none) %}
-    {% if source_format not in var('cdc_formats') %}
-        {{ exceptions.raise_compiler_error(
-            "cdc_landed_messages: unknown format '" ~ source_format
-            ~ "'; declare it in var cdc_formats in dbt_project.yml") }}
+    {% if relation is none or (relation is string and not relation | trim) %}
+        {{ cdc_argument_error('cdc_landed_messages', 'relation', 'the landing relation', relation) }}
+    {% endif %}
+    {% if source_format is not string or source_format not in var('cdc_formats') %}
+        {{ cdc_argument_error('cdc_landed_messages', 'source_format', 'a format declared in var cdc_formats (dbt_project.yml)', source_format) }}
     {% endif %}
     {% if envelope_schema is not none and not (envelope_schema is string and envelope_schema.startswith('struct<')) %}
-        {{ exceptions.raise_compiler_error(
-            "cdc_landed_messages: envelope_schema must be a Spark struct type ('struct<...>'); got " ~ envelope_schema) }}
+        {{ cdc_argument_error('cdc_landed_messages', 'envelope_schema', "none or a Spark struct type ('struct<...>')", envelope_schema) }}
     {% endif %}
     select
         message_id,
@@ -40,35 +40,4 @@
         from {{ relation }}
         where source_format = '{{ source_format }}'
     ) as landed
-{% endmacro %}
-
-{#
-    Why a message parsed with an envelope_schema (cdc_landed_messages) has no envelope: not
-    JSON, or JSON that is not one object. try_parse_json, like from_json, reads the first
-    value and ignores what follows: an object there means the text holds more than one
-    value, which is not valid JSON either. Null when it has an envelope; the whole-message
-    parse runs only for the messages that have none.
-#}
-{% macro cdc_envelope_error(envelope='envelope', message_text='message_text') %}
-    case
-        when {{ envelope }} is not null then null
-        when try_parse_json({{ message_text }}) is null then {{ cdc_unparsed_reason(message_text) }}
-        when {{ cdc_is_object('try_parse_json(' ~ message_text ~ ')') }} then 'not valid JSON'
-        else 'message is not a JSON object'
-    end
-{% endmacro %}
-
-{#
-    The reason of a message that did not parse. Spark parses JSON into a VARIANT of at most
-    16 MiB, so a larger message is reported with its size: it may be valid JSON.
-#}
-{% macro cdc_unparsed_reason(message_text='message_text') %}
-    case
-        when octet_length({{ message_text }}) > 16 * 1024 * 1024
-            then concat(
-                'not valid JSON, or larger than the 16 MiB Spark parses into a VARIANT (',
-                octet_length({{ message_text }}), ' bytes)'
-            )
-        else 'not valid JSON'
-    end
 {% endmacro %}

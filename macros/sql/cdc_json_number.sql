@@ -6,6 +6,9 @@
     One rule for every vendor that renders numbers as text.
 #}
 {% macro cdc_json_number(text) %}
+    {%- if text is not string or not text | trim -%}
+        {{ cdc_argument_error('cdc_json_number', 'text', 'a SQL expression (non-empty string)', text) }}
+    {%- endif -%}
     case
         when trim({{ text }}) rlike '^-?[0-9]+([.][0-9]+)?([eE][-+]?[0-9]+)?$'
             then try_parse_json(regexp_replace(trim({{ text }}), '^(-?)0+([0-9])', '$1$2'))

@@ -4,7 +4,7 @@
 #}
 {% macro cdc_quote_identifier(name) %}
     {%- if name is not string or name | length == 0 -%}
-        {{ exceptions.raise_compiler_error("cdc_quote_identifier: a column name must be a non-empty string") }}
+        {{ cdc_argument_error('cdc_quote_identifier', 'name', 'a column name (non-empty string)', name) }}
     {%- endif -%}
     `{{ name | replace('`', '``') }}`
 {%- endmacro %}

@@ -4,9 +4,12 @@
     ('-' sorts before every digit). Anything that is not a whole number gives null.
 #}
 {% macro cdc_sortable_number(expression, width=38) %}
-    {% if width | int < 1 %}
-        {{ exceptions.raise_compiler_error("cdc_sortable_number: width must be a positive number of digits") }}
-    {% endif %}
+    {%- if expression is not string or not expression | trim -%}
+        {{ cdc_argument_error('cdc_sortable_number', 'expression', 'a SQL expression (non-empty string)', expression) }}
+    {%- endif -%}
+    {%- if width is not number or width != width | int or width < 1 -%}
+        {{ cdc_argument_error('cdc_sortable_number', 'width', 'a positive whole number of digits', width) }}
+    {%- endif -%}
     case
         when trim({{ expression }}) rlike '^[0-9]{1,{{ width }}}$'
             then lpad(trim({{ expression }}), {{ width }}, '0')

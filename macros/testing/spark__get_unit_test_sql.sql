@@ -5,6 +5,14 @@
     Found by dbt through the `dispatch` search order in dbt_project.yml.
 #}
 {% macro spark__get_unit_test_sql(main_sql, expected_fixture_sql, expected_column_names) -%}
+    {%- for argument, value in [('main_sql', main_sql), ('expected_fixture_sql', expected_fixture_sql)]
+        if value is not string or not value | trim -%}
+        {{ cdc_argument_error('spark__get_unit_test_sql', argument, 'a SQL query (non-empty string)', value) }}
+    {%- endfor -%}
+    {%- if expected_column_names is string or expected_column_names is mapping or expected_column_names is not iterable
+        or expected_column_names | length == 0 -%}
+        {{ cdc_argument_error('spark__get_unit_test_sql', 'expected_column_names', 'a non-empty list of column names', expected_column_names) }}
+    {%- endif -%}
     {%- set compared_columns -%}
         {%- for column_name in expected_column_names -%}
             cast({{ column_name }} as string) as {{ column_name }}{% if not loop.last %}, {% endif %}

@@ -4,10 +4,18 @@
     is null in the versions before it existed.
 #}
 {% macro cdc_typed_history(name) %}
+    {%- if name is not string or not name | trim -%}
+        {{ cdc_argument_error('cdc_typed_history', 'name', 'the name of a typed table in var cdc_typed_tables', name) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('cdc_typed_history', 'cdc')(name)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__cdc_typed_history(name) %}
+    {{ cdc_unsupported_adapter('cdc_typed_history') }}
+{% endmacro %}
+
+{% macro spark__cdc_typed_history(name) %}
     {%- set spec = cdc_typed_table_spec(name) -%}
     select
         {%- for column_name, data_type in spec.columns %}

@@ -14,10 +14,24 @@
     parameters (decimal_base64 reads `scale=`).
 #}
 {% macro cdc_typed_image(image, column_types, source_format) %}
+    {%- if image is not string or not image | trim -%}
+        {{ cdc_argument_error('cdc_typed_image', 'image', 'a SQL expression (non-empty string)', image) }}
+    {%- endif -%}
+    {%- if column_types is not string or not column_types | trim -%}
+        {{ cdc_argument_error('cdc_typed_image', 'column_types', 'a SQL expression (non-empty string)', column_types) }}
+    {%- endif -%}
+    {%- if source_format is not string or source_format not in var('cdc_formats') -%}
+        {{ cdc_argument_error('cdc_typed_image', 'source_format', 'a format declared in var cdc_formats (dbt_project.yml)', source_format) }}
+    {%- endif -%}
     {{ return(adapter.dispatch('cdc_typed_image', 'cdc')(image, column_types, source_format)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
 {% macro default__cdc_typed_image(image, column_types, source_format) %}
+    {{ cdc_unsupported_adapter('cdc_typed_image') }}
+{% endmacro %}
+
+{% macro spark__cdc_typed_image(image, column_types, source_format) %}
     {%- set conversions = {
         'epoch_millis': 'cast(timestamp_millis(cast(column_value as bigint)) as variant)',
         'base64': 'cast(unbase64(cast(column_value as string)) as variant)',

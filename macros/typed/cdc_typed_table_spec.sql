@@ -6,6 +6,9 @@
     rows built so far.
 #}
 {% macro cdc_typed_table_spec(name) %}
+    {%- if name is not string or not name | trim -%}
+        {{ cdc_argument_error('cdc_typed_table_spec', 'name', 'the name of a typed table in var cdc_typed_tables', name) }}
+    {%- endif -%}
     {%- set tables = (var('cdc_typed_tables', none) or {}) -%}
     {%- if name not in tables -%}
         {{ exceptions.raise_compiler_error(
@@ -36,10 +39,4 @@
         {%- endfor -%}
     {%- endif -%}
     {{ return({'table_id': spec.table_id, 'key_columns': spec.get('key_columns'), 'columns': row_columns}) }}
-{% endmacro %}
-
-{# The SCD2 columns every typed table carries besides the source columns. #}
-{% macro cdc_typed_scd_columns() %}
-    {{ return(['key_json', 'version_number', 'valid_from', 'valid_to', 'is_current', 'is_deleted', 'op',
-               'valid_from_sequence', 'valid_to_sequence']) }}
 {% endmacro %}

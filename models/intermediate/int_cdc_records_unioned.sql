@@ -1,9 +1,10 @@
 {#
     Every format's canonical records in one relation, classified: op codes from seed
-    cdc_op_codes, key columns resolved (message, then seed cdc_table_keys, then the
-    format's row locator columns), key_json built from the image, quarantine reasons
-    decided. An update whose key changed becomes a delete of the old key and an insert
-    of the new one; every other record keeps its own row.
+    cdc_op_codes, key columns resolved (message, then seed cdc_table_keys, under the test
+    suite also seed cdc_test_table_keys, then the format's row locator columns), key_json
+    built from the image, quarantine reasons decided. An update whose key changed becomes
+    a delete of the old key and an insert of the new one; every other record keeps its
+    own row.
 #}
 with unioned as (
     {% for source_format in cdc_landed_formats() %}
@@ -26,6 +27,14 @@ configured_keys as (
         table_id,
         from_json(key_columns, 'array<string>') as key_columns
     from {{ ref('cdc_table_keys') }}
+    {%- if cdc_test_seeds_enabled() %}
+        -- the test suite's tables (seeds/testing, enabled by env var CDC_TEST_SEEDS=true)
+        union all
+        select
+            table_id,
+            from_json(key_columns, 'array<string>') as key_columns
+        from {{ ref('cdc_test_table_keys') }}
+    {%- endif %}
 ),
 
 format_settings as (

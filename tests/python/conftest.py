@@ -36,6 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # processes share two cores, and G1's parallel and concurrent GC threads take CPU from them
     os.environ.setdefault("CDC_DRIVER_JAVA_OPTIONS", "-XX:+UseSerialGC")
     os.environ["CDC_TARGET"] = "local"
+    os.environ["CDC_TEST_SEEDS"] = "true"  # seeds/testing: keys of the tables the tests make up
     os.chdir(PROJECT_ROOT)
 
 

@@ -1,0 +1,35 @@
+{# `where` with each scope placeholder replaced by its condition on `relation`. #}
+{% macro cdc_run_scope_where(where, relation) %}
+    {%- if where is not string or not where | trim -%}
+        {{ cdc_argument_error('cdc_run_scope_where', 'where', "a data test's where config (non-empty string)", where) }}
+    {%- endif -%}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('cdc_run_scope_where', 'relation', 'the tested relation', relation) }}
+    {%- endif -%}
+    {%- set known = ['__cdc_run_batches__', '__cdc_run_keys__', '__cdc_run_messages__'] -%}
+    {%- for placeholder in modules.re.findall('__cdc_run_[a-z]+__', where) if placeholder not in known -%}
+        {{ exceptions.raise_compiler_error(
+            "unknown test scope placeholder " ~ placeholder ~ " in `where: " ~ where ~ "`; known: " ~ known | join(', ')
+        ) }}
+    {%- endfor -%}
+    {%- set in_batches = cdc_run_batches_condition() -%}
+    {%- set every_row = in_batches == 'true' -%}
+    {%- if '__cdc_run_keys__' in where -%}
+        {#- not ref(): dbt resolves a test's refs before its `where`; the tested models are
+            downstream of int_cdc_records, so it is built before them -#}
+        {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
+        {%- set in_keys -%}
+            ((table_id, key_json) in (
+                select table_id, key_json from {{ records }} where {{ in_batches }} and key_json is not null
+            )
+            or table_id in (
+                select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
+            ))
+        {%- endset -%}
+        {%- set where = where | replace('__cdc_run_keys__', 'true' if every_row else in_keys) -%}
+    {%- endif -%}
+    {%- set in_messages = 'message_id in (select message_id from ' ~ relation ~ ' where ' ~ in_batches ~ ')' -%}
+    {{ return(where
+        | replace('__cdc_run_batches__', in_batches)
+        | replace('__cdc_run_messages__', 'true' if every_row else in_messages)) }}
+{% endmacro %}

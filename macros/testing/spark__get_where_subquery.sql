@@ -1,0 +1,27 @@
+{#
+    What a data test checks: by default (var cdc_test_scope: run) the rows of the latest
+    run, so that testing costs in proportion to what a run lands; `all` checks whole tables.
+    A test opts in with one of these placeholders in its `where` config, replaced when the
+    test runs (dbt renders `where` with vars only, so macros cannot be called there):
+      __cdc_run_batches__   rows of the run's landing batches (column load_batch_id)
+      __cdc_run_keys__      every row of each key the run changes (table_id, key_json),
+                            every key of a table it truncates
+      __cdc_run_messages__  every row sharing a message_id with the run's batches
+    The run's batches are those above the watermark (what a build in progress processes)
+    or, when there are none, those of the last completed run (a `dbt test` after it).
+    When a model's test fails, dbt build skips cdc_load_batches (it depends on every
+    model): the run is not recorded, so the next build processes and checks it again.
+#}
+{% macro spark__get_where_subquery(relation) -%}
+    {%- if relation is none or (relation is string and not relation | trim) -%}
+        {{ cdc_argument_error('spark__get_where_subquery', 'relation', 'the tested relation', relation) }}
+    {%- endif -%}
+    {%- set where = config.get('where', '') -%}
+    {%- if not where -%}
+        {{ return(relation) }}
+    {%- endif -%}
+    {%- if '__cdc_run_' in where -%}
+        {%- set where = cdc_run_scope_where(where, relation) -%}
+    {%- endif -%}
+    {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ') dbt_subquery') }}
+{%- endmacro %}

@@ -1,0 +1,30 @@
+-- Every vendor op that var cdc_formats names in a format's `ops` (the facts the flattening
+-- macros render into SQL at compile time) is a row of seed cdc_op_codes for that format, so the
+-- seed says what it means (a `_prefix` fact: some row starts with it). Returns the ops the seed
+-- lacks.
+with format_op_facts as (
+    {{ cdc_format_op_facts() }}
+),
+
+op_codes as (
+    select
+        source_format,
+        vendor_op
+    from {{ ref('cdc_op_codes') }}
+)
+
+select
+    format_op_facts.source_format,
+    format_op_facts.fact,
+    format_op_facts.vendor_op
+from format_op_facts
+where not exists (
+    select 1
+    from op_codes
+    where
+        op_codes.source_format = format_op_facts.source_format
+        and (
+            op_codes.vendor_op = format_op_facts.vendor_op
+            or (format_op_facts.is_prefix and startswith(op_codes.vendor_op, format_op_facts.vendor_op))
+        )
+)
