@@ -8,8 +8,9 @@
       - a key's changes are ordered by sequence_key (never by arrival); equal positions by op,
         then event_id
       - each insert, update or snapshot opens a version, each delete or truncate a deleted
-        version; a delete that ends nothing (the key is already deleted, or never lived) is
-        dropped, so versions alternate as the source row did
+        version; a delete that ends nothing (the key is already deleted) is dropped, so versions
+        alternate as the source row did (a key's first change may be a delete: the row existed
+        before capture; a truncate before a key's first change is dropped)
       - a truncate (a row of `truncates`) ends the live version of every key of its table
         (`table_keys`)
       - a partial after image (after_image_is_partial) is overlaid on the row as it was
@@ -21,7 +22,8 @@
         the next one's valid_from; the last one is current
 
     Arguments: see macros/history/_history__macros.yml. Every input is a CTE name; `changes`,
-    `prior_changes` and `partial_key_changes` may be relations.
+    `prior_changes` and `partial_key_changes` may be relations. The macros it calls are named
+    with their package (cdc.), so that it works installed as a package (integration_tests/).
 #}
 {% macro cdc_scd2_versions(
     changes, truncates, table_keys, prior_changes=none, replay_keys=none, partial_key_changes=none,
@@ -151,7 +153,7 @@
                     all_changes.table_id = carried_from_keys.table_id
                     and all_changes.key_json = carried_from_keys.key_json
             union all
-            {{ cdc_history_carry_rows('carried_key_changes', "parse_json('{}')") }}
+            {{ cdc.cdc_history_carry_rows('carried_key_changes', "parse_json('{}')") }}
             left semi join carried_from_keys
                 on
                     carried_key_changes.table_id = carried_from_keys.table_id
@@ -166,7 +168,7 @@
                     partition by replay.table_id, replay.key_json, replay.image_segment
                     order by replay.sequence_key, replay.op, replay.event_id
                 ) as carried_since_sequence
-            from ({{ cdc_history_fold('carried_from_changes', partial_images) }}) as replay
+            from ({{ cdc.cdc_history_fold('carried_from_changes', partial_images) }}) as replay
         ),
 
         -- each old key's row just before each of its changes
@@ -219,7 +221,7 @@
                     carried_images.sequence_key,
                     case
                         when carried_images.carried_since_sequence is null then carried_images.row_image
-                        else {{ cdc_overlay_image('parent.base_image', 'carried_images.row_image') }}
+                        else {{ cdc.cdc_overlay_image('parent.base_image', 'carried_images.row_image') }}
                     end as base_image
                 from carried_images
                 left join carried_bases_{{ round - 1 }} as parent
@@ -242,7 +244,7 @@
         changes_to_fold as (
             select * from all_changes
             union all
-            {{ cdc_history_carry_rows('carried_bases', 'carried_bases.base_image') }}
+            {{ cdc.cdc_history_carry_rows('carried_bases', 'carried_bases.base_image') }}
         ),
     {% else %}
         changes_to_fold as (
@@ -251,7 +253,7 @@
     {% endif %}
 
     resolved as (
-        {{ cdc_history_fold('changes_to_fold', partial_images) }}
+        {{ cdc.cdc_history_fold('changes_to_fold', partial_images) }}
     ),
 
     versioned as (
@@ -265,7 +267,7 @@
             case
                 when not is_deleted then live_image
                 when is_key_change and before_image is not null
-                    then {{ cdc_overlay_image('lag(live_image) over key_order', 'before_image') }}
+                    then {{ cdc.cdc_overlay_image('lag(live_image) over key_order', 'before_image') }}
                 else coalesce(before_image, lag(live_image) over key_order)
             end as row_image,
             -- valid_from never goes back in time, even if the source clock did
