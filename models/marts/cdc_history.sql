@@ -174,6 +174,7 @@
         where key_json is null
     ),
 
+    {# the SCD2 rules: CTEs ending in `replayed`, the versions of the replayed keys #}
     {{ cdc_scd2_versions(
         'key_changes', 'truncates', 'table_keys',
         prior_changes='prior_changes' if plan.incremental else none,
