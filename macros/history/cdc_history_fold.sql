@@ -9,6 +9,19 @@
     change, and every image cast to a map) is left out.
 #}
 {% macro cdc_history_fold(changes, partial_images) %}
+    {% if changes is none or (changes is string and not changes | trim) %}
+        {{ exceptions.raise_compiler_error(
+            'cdc_history_fold: argument changes must name a relation or CTE of the change columns, got '
+            ~ changes | string | tojson) }}
+    {% endif %}
+    {% if partial_images is not boolean %}
+        {{ exceptions.raise_compiler_error(
+            'cdc_history_fold: argument partial_images must be true or false, got ' ~ partial_images | string | tojson) }}
+    {% endif %}
+    {{ return(adapter.dispatch('cdc_history_fold', 'cdc')(changes, partial_images)) }}
+{% endmacro %}
+
+{% macro spark__cdc_history_fold(changes, partial_images) %}
     {%- set key_order = 'partition by table_id, key_json order by sequence_key, op, event_id' -%}
     select
         segmented.*,
@@ -50,38 +63,4 @@
             where is_prior or not (is_deleted and coalesce(previous_is_deleted, op = 'truncate'))
         ) as effective
     ) as segmented
-{% endmacro %}
-
-{# `image` overlaid with `changed` (two variant objects): the columns of `changed` win. #}
-{% macro cdc_overlay_image(image, changed) %}
-    to_variant_object(map_zip_with(
-        coalesce(cast({{ image }} as map <string, variant>), cast(map() as map <string, variant>)),
-        cast({{ changed }} as map <string, variant>),
-        (column_name, old_value, new_value) -> coalesce(new_value, old_value)
-    ))
-{% endmacro %}
-
-{#
-    `carry` rows for cdc_history_fold, one per row of `key_changes` (table_id, to_key_json,
-    sequence_key): the new key's row at the key change, `image`, as a full image the insert is
-    folded onto. Columns in the order of cdc_history's changes.
-#}
-{% macro cdc_history_carry_rows(key_changes, image) %}
-    select
-        cast(null as string) as event_id,
-        cast(null as string) as source_format,
-        {{ key_changes }}.table_id,
-        {{ key_changes }}.to_key_json as key_json,
-        'carry' as op,
-        cast(null as variant) as before_image,
-        {{ image }} as after_image,
-        false as after_image_is_partial,
-        {{ key_changes }}.sequence_key,
-        cast(null as timestamp) as commit_ts,
-        cast(null as int) as key_bucket,
-        false as is_key_change,
-        cast(null as timestamp) as valid_from_floor,
-        false as is_prior,
-        cast(null as int) as version_offset
-    from {{ key_changes }}
 {% endmacro %}

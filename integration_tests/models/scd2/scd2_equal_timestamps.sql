@@ -1,0 +1,1 @@
+{{ scd2_test_versions(ref('data_scd2_equal_timestamps')) }}

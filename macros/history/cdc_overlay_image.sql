@@ -1,0 +1,18 @@
+{# `image` overlaid with `changed` (two variant objects): the columns of `changed` win. #}
+{% macro cdc_overlay_image(image, changed) %}
+    {% for name, value in {'image': image, 'changed': changed}.items() %}
+        {% if value is not string or not value | trim %}
+            {{ exceptions.raise_compiler_error(
+                'cdc_overlay_image: argument ' ~ name ~ ' must be a SQL expression (a string), got ' ~ value | string | tojson) }}
+        {% endif %}
+    {% endfor %}
+    {{ return(adapter.dispatch('cdc_overlay_image', 'cdc')(image, changed)) }}
+{% endmacro %}
+
+{% macro spark__cdc_overlay_image(image, changed) %}
+    to_variant_object(map_zip_with(
+        coalesce(cast({{ image }} as map <string, variant>), cast(map() as map <string, variant>)),
+        cast({{ changed }} as map <string, variant>),
+        (column_name, old_value, new_value) -> coalesce(new_value, old_value)
+    ))
+{% endmacro %}
