@@ -20,6 +20,8 @@ echo "== ruff"
 echo "== sqlfluff (dbt templater, sparksql)"
 # two processes: 28 s against 45 s for one (the templater's compiling is most of it)
 .venv/bin/sqlfluff lint models tests --disable-progress-bar --processes 2
+# the integration project (integration_tests/, the SCD2 core rule by rule) with its own config
+(cd integration_tests && ../.venv/bin/dbt deps --profiles-dir ../profiles --quiet && ../.venv/bin/sqlfluff lint models macros tests --disable-progress-bar)
 
 wait "$archive" || { echo "making the class archive failed; see $archive_log" >&2; exit 1; }
 

@@ -16,6 +16,11 @@
     {{ return(adapter.dispatch('cdc_history_carry_rows', 'cdc')(key_changes, image)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
+{% macro default__cdc_history_carry_rows(key_changes, image) %}
+    {{ cdc.cdc_unsupported_adapter('cdc_history_carry_rows') }}
+{% endmacro %}
+
 {% macro spark__cdc_history_carry_rows(key_changes, image) %}
     select
         cast(null as string) as event_id,

@@ -21,6 +21,11 @@
     {{ return(adapter.dispatch('cdc_history_fold', 'cdc')(changes, partial_images)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
+{% macro default__cdc_history_fold(changes, partial_images) %}
+    {{ cdc.cdc_unsupported_adapter('cdc_history_fold') }}
+{% endmacro %}
+
 {% macro spark__cdc_history_fold(changes, partial_images) %}
     {%- set key_order = 'partition by table_id, key_json order by sequence_key, op, event_id' -%}
     select

@@ -9,6 +9,11 @@
     {{ return(adapter.dispatch('cdc_overlay_image', 'cdc')(image, changed)) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
+{% macro default__cdc_overlay_image(image, changed) %}
+    {{ cdc.cdc_unsupported_adapter('cdc_overlay_image') }}
+{% endmacro %}
+
 {% macro spark__cdc_overlay_image(image, changed) %}
     to_variant_object(map_zip_with(
         coalesce(cast({{ image }} as map <string, variant>), cast(map() as map <string, variant>)),

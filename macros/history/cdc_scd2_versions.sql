@@ -78,6 +78,14 @@
     )) }}
 {% endmacro %}
 
+{# Any adapter but Spark: a compile error naming the macro and the adapter. #}
+{% macro default__cdc_scd2_versions(
+    changes, truncates, table_keys, prior_changes, replay_keys, partial_key_changes,
+    key_change_rounds, partial_images, closed_partition, name
+) %}
+    {{ cdc.cdc_unsupported_adapter('cdc_scd2_versions') }}
+{% endmacro %}
+
 {% macro spark__cdc_scd2_versions(
     changes, truncates, table_keys, prior_changes, replay_keys, partial_key_changes,
     key_change_rounds, partial_images, closed_partition, name

@@ -5,6 +5,7 @@
         partition_by=['load_batch_id'],
     )
 }}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 {#
     The parsed records of every landed batch, stored so that JSON is parsed once, one
     partition per landing batch (as raw_cdc_messages). A run parses only the batches

@@ -1,11 +1,13 @@
 {{ config(materialized='table') }}
 -- depends_on: {{ ref('int_cdc_key_changes') }}
--- depends_on: {{ source('cdc_previous_run', 'cdc_load_batches') }}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
+-- depends_on: {{ ref('stg_cdc_previous_run__history') }}
 {#
     The keys whose history this run recomputes, each from its replay position: the
     earliest sequence at which the new batches change it. A truncate in the new batches
     touches every key of its table that cdc_history holds (read as stored before this
-    run: source cdc_previous_run.cdc_history, as a ref would be a cycle). Empty on a first or full build, where cdc_history is
+    run, as model stg_cdc_previous_run__history names it: a ref would be a cycle). Empty on a
+    first or full build, where cdc_history is
     built from every event.
 
     A key change with a partial after image (int_cdc_key_changes) ties two keys: the new
@@ -14,10 +16,7 @@
     chains (one round per link of the longest one: cdc_key_change_rounds).
 #}
 {%- set watermark = cdc_batch_watermark() -%}
-{%- set stored_history = source('cdc_previous_run', 'cdc_history') -%}
-{%- set history = adapter.get_relation(
-    database=stored_history.database, schema=stored_history.schema, identifier=stored_history.identifier
-) -%}
+{%- set history = adapter.get_relation(database=this.database, schema=this.schema, identifier='cdc_history') -%}
 {#- join rounds along partial key changes; 0 on a first or full build, or with no format that has them -#}
 {%- set follows = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
 {%- set rounds = cdc_key_change_rounds() if follows else 0 -%}

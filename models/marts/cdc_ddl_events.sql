@@ -7,6 +7,7 @@
 }}
 {#- DDL messages, deduplicated: a DDL landed again in a later batch is not logged twice. -#}
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 with new_ddl as (
     select
         message_id,

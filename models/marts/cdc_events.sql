@@ -5,6 +5,7 @@
         partition_by=['load_batch_id'],
     )
 }}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 {#
     One row per row-level change, deduplicated. Records of one key at one sequence
     position are one change: DataWorks' UPDATE_BEFOR + UPDATE_AFTER pair, a record

@@ -7,6 +7,7 @@
 }}
 {#- Heartbeats, deduplicated: how far each stream has got even when no rows change. -#}
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 with new_heartbeats as (
     select
         message_id,

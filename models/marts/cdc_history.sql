@@ -9,7 +9,7 @@
 }}
 -- depends_on: {{ ref('int_cdc_touched_keys') }}
 -- depends_on: {{ ref('int_cdc_key_changes') }}
--- depends_on: {{ source('cdc_previous_run', 'cdc_load_batches') }}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 {#
     SCD type 2: one row per version of a source row. The versioning rules are macro
     cdc_scd2_versions (changes ordered by their sequence, never by arrival; each insert,

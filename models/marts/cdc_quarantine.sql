@@ -7,6 +7,7 @@
 }}
 {#- Every record that could not be understood, with the reason and the message as landed. -#}
 {%- set watermark = cdc_batch_watermark() if is_incremental() else -1 -%}
+-- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 with quarantined as (
     select
         message_id,

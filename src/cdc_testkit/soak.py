@@ -79,8 +79,8 @@ def streams_of_round(formats: list[str], streams: int, loads: int, rng: random.R
     return oracle, files
 
 
-# formats whose messages name no key: the invariant test's tables have theirs in seed
-# cdc_table_keys; the soak's, as typed-table key overrides (var cdc_typed_tables) of the run
+# formats whose messages name no key: the invariant test's tables have theirs in the test seed
+# (seeds/testing/cdc_test_table_keys.csv); the soak's, as typed-table key overrides (var cdc_typed_tables) of the run
 KEYLESS_FORMATS = ("datahub_tuple", "shareplex_json")
 
 

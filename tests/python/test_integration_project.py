@@ -13,7 +13,8 @@ import shutil
 from pathlib import Path
 
 import yaml
-from conftest import PROJECT_ROOT, Project
+
+from cdc_testkit.harness import PROJECT_ROOT, Project
 
 INTEGRATION = PROJECT_ROOT / "integration_tests"
 RULES = {"ordering", "deletes", "partial_images", "truncates", "key_changes", "equal_timestamps"}

@@ -100,7 +100,8 @@ def datahub_tuple(change: Change) -> list[dict]:
     """DataHub TUPLE topic rows (source document 000): one flat row, two for an update.
 
     `_source_table_` is written database-qualified (`change.table_id`) so that generated streams
-    name tables as the other formats do; the rows carry no key (seed cdc_table_keys supplies it).
+    name tables as the other formats do; the rows carry no key (a key seed supplies it:
+    seeds/testing/cdc_test_table_keys.csv for the suite's tables).
     TUPLE topics cannot carry DDL, heartbeats or transaction markers: those changes render as
     nothing; a truncate cannot be expressed at all.
     """
