@@ -15,9 +15,7 @@
     (untyped values would give the key another JSON type than the table's other rows).
 #}
 {% macro flatten_canal_json(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_canal_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_canal_json', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {%- set legacy_sources = var('cdc_canal_json_legacy_sources', []) -%}
     {%- if legacy_sources is string or legacy_sources is mapping or legacy_sources is not iterable -%}
         {{ exceptions.raise_compiler_error(

@@ -11,9 +11,7 @@
     without SEG_OWNER, TABLE_NAME or TIMESTAMP.
 #}
 {% macro flatten_cdl_json(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_cdl_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_cdl_json', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {{ return(adapter.dispatch('flatten_cdl_json', 'cdc')(relation)) }}
 {% endmacro %}
 

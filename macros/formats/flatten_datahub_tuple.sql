@@ -8,9 +8,7 @@
     no column types: keys come from seed cdc_table_keys, values keep their JSON type.
 #}
 {% macro flatten_datahub_tuple(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_datahub_tuple', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_datahub_tuple', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {{ return(adapter.dispatch('flatten_datahub_tuple', 'cdc')(relation)) }}
 {% endmacro %}
 

@@ -16,9 +16,7 @@
     Nothing from a message becomes SQL text.
 #}
 {% macro flatten_datastream(relation, source_format) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_datastream', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_datastream', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {%- if source_format not in ('datastream_json', 'datastream_avro') -%}
         {{ cdc_argument_error('flatten_datastream', 'source_format',
             "'datastream_json' or 'datastream_avro' (or call flatten_datastream_json / flatten_datastream_avro)",

@@ -5,9 +5,7 @@
     timestamp, BYTES (base64) becomes binary, the rest keep their JSON type.
 #}
 {% macro flatten_dataworks_json(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_dataworks_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_dataworks_json', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {{ return(adapter.dispatch('flatten_dataworks_json', 'cdc')(relation)) }}
 {% endmacro %}
 

@@ -12,9 +12,7 @@
     in after nor in before.
 #}
 {% macro flatten_debezium_json(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_debezium_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_debezium_json', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {{ return(adapter.dispatch('flatten_debezium_json', 'cdc')(relation)) }}
 {% endmacro %}
 

@@ -10,9 +10,7 @@
     offset), then `id`.
 #}
 {% macro flatten_dts_avro(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_dts_avro', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_dts_avro', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {{ return(adapter.dispatch('flatten_dts_avro', 'cdc')(relation)) }}
 {% endmacro %}
 

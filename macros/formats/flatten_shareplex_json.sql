@@ -8,9 +8,7 @@
     locator used when seed cdc_table_keys names no key for the table.
 #}
 {% macro flatten_shareplex_json(relation) %}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('flatten_shareplex_json', 'relation', "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')", relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('flatten_shareplex_json', relation, "the landing relation, e.g. source('cdc_landing', 'raw_cdc_messages')") }}
     {{ return(adapter.dispatch('flatten_shareplex_json', 'cdc')(relation)) }}
 {% endmacro %}
 

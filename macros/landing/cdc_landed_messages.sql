@@ -14,9 +14,7 @@
     cdc_envelope_error says why an envelope is null, parsing only those messages again.
 #}
 {% macro cdc_landed_messages(relation, source_format, envelope_schema=none) %}
-    {% if relation is none or (relation is string and not relation | trim) %}
-        {{ cdc_argument_error('cdc_landed_messages', 'relation', 'the landing relation', relation) }}
-    {% endif %}
+    {{ cdc_check_relation('cdc_landed_messages', relation, 'the landing relation') }}
     {% if source_format is not string or source_format not in var('cdc_formats') %}
         {{ cdc_argument_error('cdc_landed_messages', 'source_format', 'a format declared in var cdc_formats (dbt_project.yml)', source_format) }}
     {% endif %}

@@ -3,9 +3,7 @@
     {%- if where is not string or not where | trim -%}
         {{ cdc_argument_error('cdc_run_scope_where', 'where', "a data test's where config (non-empty string)", where) }}
     {%- endif -%}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('cdc_run_scope_where', 'relation', 'the tested relation', relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('cdc_run_scope_where', relation, 'the tested relation') }}
     {%- set known = ['__cdc_run_batches__', '__cdc_run_keys__', '__cdc_run_messages__'] -%}
     {%- for placeholder in modules.re.findall('__cdc_run_[a-z]+__', where) if placeholder not in known -%}
         {{ exceptions.raise_compiler_error(

@@ -13,9 +13,7 @@
     model): the run is not recorded, so the next build processes and checks it again.
 #}
 {% macro spark__get_where_subquery(relation) -%}
-    {%- if relation is none or (relation is string and not relation | trim) -%}
-        {{ cdc_argument_error('spark__get_where_subquery', 'relation', 'the tested relation', relation) }}
-    {%- endif -%}
+    {{ cdc_check_relation('spark__get_where_subquery', relation, 'the tested relation') }}
     {%- set where = config.get('where', '') -%}
     {%- if not where -%}
         {{ return(relation) }}
