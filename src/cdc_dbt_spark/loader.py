@@ -415,9 +415,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to land")
     args = parser.parse_args(argv)
+    # force: resolving the settings imported dbt, which gives the root logger a WARNING handler
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        force=True,
     )
     try:
         stats = land(args.format, args.paths, args.target, args.max_batch_messages, cli_vars)
