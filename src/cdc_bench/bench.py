@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "bench")
     parser.add_argument("--report", type=Path, default=None, help="JSON report path (default: in work dir)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 
     # absolute: connect() moves to the project root, and the small run's commands run there
     work = args.work_dir.resolve()

@@ -93,7 +93,7 @@ def make_archive(target: str = "local") -> Path | None:
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     archive = make_archive()
     if archive is None:
         log.info("the local target names no class archive (%s%s): nothing to do", JAVA_OPTIONS, ARCHIVE_OPTION)

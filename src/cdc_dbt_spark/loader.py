@@ -379,8 +379,16 @@ def main(argv: list[str] | None = None) -> int:
     # --vars first: they may declare or change the formats that --format accepts
     vars_parser = argparse.ArgumentParser(add_help=False)
     vars_parser.add_argument("--vars", default=None)
+    vars_parser.add_argument("--quiet", action="store_true")
+    early, _ = vars_parser.parse_known_args(argv)
+    # logging before the settings: resolving them imports dbt, which configures the root logger
+    # (at WARNING) when nothing has
+    logging.basicConfig(
+        level=logging.WARNING if early.quiet else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
     try:
-        cli_vars = parse_vars(vars_parser.parse_known_args(argv)[0].vars)
+        cli_vars = parse_vars(early.vars)
         formats = project_formats(cli_vars)
     except SettingsError as exc:
         print(f"{Path(sys.argv[0]).name}: error: {exc}", file=sys.stderr)
@@ -415,12 +423,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to land")
     args = parser.parse_args(argv)
-    # force: resolving the settings imported dbt, which gives the root logger a WARNING handler
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        force=True,
-    )
     try:
         stats = land(args.format, args.paths, args.target, args.max_batch_messages, cli_vars)
     except (FileNotFoundError, PermissionError, IsADirectoryError, AvroSchemaError) as exc:

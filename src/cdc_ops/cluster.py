@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=["start", "stop", "status"])
     parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for each service (default 180)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         cluster = Cluster()
         if args.action == "status":

@@ -20,7 +20,7 @@ SAMPLES = PROJECT_ROOT / "sample_data"
 
 
 def main() -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:  # every format's schema files, before anything is landed
         for source_format, settings in project_formats().items():
             check_schemas(source_format, settings)

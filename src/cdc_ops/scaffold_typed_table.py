@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", help="dbt target to read cdc_history from (default: the profile's)")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_ROOT, help="dbt project to write into")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     name = args.name or default_name(args.table_id)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise SystemExit(f"--name {name!r} must be a lower-case identifier")

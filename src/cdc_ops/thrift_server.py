@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=["start", "stop"])
     parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for the server to listen")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     return start(args.timeout) if args.action == "start" else stop()
 
 

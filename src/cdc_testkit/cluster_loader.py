@@ -22,7 +22,7 @@ def main() -> int:
     from pyspark.sql import SparkSession
 
     # the loader's progress in this process's stderr (the test's cluster-loader.log)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for line in sys.stdin:
         request = json.loads(line)
         os.environ["CDC_SCHEMA"] = request["schema"]

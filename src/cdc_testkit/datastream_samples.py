@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate the Datastream sample_data files.")
     parser.add_argument("--root", type=Path, default=PROJECT_ROOT, help="project root (default: this project)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     events = backfill_events() + cdc_events()
     json_path = args.root / "sample_data" / "datastream_json" / "mysql_backfill_then_cdc.jsonl"
     json_path.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")

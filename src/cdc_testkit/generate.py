@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-shuffle", action="store_true", help="keep messages in commit order")
     parser.add_argument("out_dir", type=Path, help="folder to write the files into")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", force=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     scenario = Scenario(seed=args.seed, tables=args.tables, keys=args.keys, events=args.events)
     changes = scenario.generate()
     paths = write_stream(
