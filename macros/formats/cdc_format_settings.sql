@@ -9,7 +9,8 @@
     {%- endif -%}
     select * from values
     {%- for name, settings in formats.items() %}
-        ('{{ name }}', array({% for column in settings.get('row_locator_columns', []) %}'{{ column | replace("'", "\\'") }}'{% if not loop.last %}, {% endif %}{% endfor %}))
+        {%- set locators = settings.get('row_locator_columns', []) %}
+        ({{ cdc_string_literal(name) }}, array({{ cdc_string_list(locators) if locators else '' }}))
         {%- if not loop.last %},{% endif %}
     {%- endfor %}
     as format_settings (source_format, row_locator_columns)

@@ -131,12 +131,10 @@ imaged as (
                     {%- endfor %}
                 ),
                 item -> (
-                    item.branch in (
-                    {%- for name in number_branches %}{{ cdc_string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    item.branch in ({{ cdc_string_list(number_branches) }})
                     and {{ cdc_json_number('item.text') }} is null
                 ) or (
-                    item.branch in (
-                    {%- for name in character_branches %}{{ cdc_string_literal(name) }}{{ ', ' if not loop.last }}{% endfor %})
+                    item.branch in ({{ cdc_string_list(character_branches) }})
                     and item.charset in ('utf8', 'utf8mb4', 'utf8mb3', 'utf-8')
                     and not coalesce(is_valid_utf8(cast(try_to_binary(item.text, 'base64') as string)), false)
                 )

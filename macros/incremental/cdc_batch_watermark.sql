@@ -8,7 +8,7 @@
     {% if not execute or flags.FULL_REFRESH %}
         {{ return(-1) }}
     {% endif %}
-    {% set ledger = adapter.get_relation(database=none, schema=target.schema, identifier='cdc_load_batches') %}
+    {% set ledger = cdc_previous_run_relation('cdc_load_batches') %}
     {% if ledger is none %}
         {{ return(-1) }}
     {% endif %}

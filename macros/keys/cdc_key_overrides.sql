@@ -15,7 +15,7 @@
     {%- else -%}
         select * from values
         {%- for table_id, key_columns in overrides %}
-            ({{ cdc_string_literal(table_id) }}, array({% for column in key_columns %}{{ cdc_string_literal(column) }}{% if not loop.last %}, {% endif %}{% endfor %}))
+            ({{ cdc_string_literal(table_id) }}, array({{ cdc_string_list(key_columns) }}))
             {%- if not loop.last %},{% endif %}
         {%- endfor %}
         as key_overrides (table_id, key_columns)

@@ -19,7 +19,7 @@
     {% endif %}
     {% set last_run_query %}
         select load_batch_id, built_at = max(built_at) over () as is_last_run
-        from {{ adapter.get_relation(database=none, schema=target.schema, identifier='cdc_load_batches') }}
+        from {{ cdc_previous_run_relation('cdc_load_batches') }}
     {% endset %}
     {% set last_run = [] %}
     {% set earlier_runs = [] %}

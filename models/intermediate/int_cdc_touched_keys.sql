@@ -16,7 +16,7 @@
     chains (one round per link of the longest one: cdc_key_change_rounds).
 #}
 {%- set watermark = cdc_batch_watermark() -%}
-{%- set history = adapter.get_relation(database=this.database, schema=this.schema, identifier='cdc_history') -%}
+{%- set history = cdc_previous_run_relation('cdc_history') -%}
 {#- join rounds along partial key changes; 0 on a first or full build, or with no format that has them -#}
 {%- set follows = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
 {%- set rounds = cdc_key_change_rounds() if follows else 0 -%}

@@ -5,8 +5,7 @@
     so it names this model (`-- depends_on:`) and the lineage shows what it reads. Empty before
     the first build.
 #}
-{%- set stored = adapter.get_relation(database=none, schema=target.schema, identifier='cdc_history')
-    if execute else none -%}
+{%- set stored = cdc_previous_run_relation('cdc_history') -%}
 {% if stored is not none %}
     select
         table_id,

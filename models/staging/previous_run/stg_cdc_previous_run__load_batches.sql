@@ -6,8 +6,7 @@
     model instead (`-- depends_on:`) and the lineage shows what they read. Empty before the
     first build.
 #}
-{%- set stored = adapter.get_relation(database=none, schema=target.schema, identifier='cdc_load_batches')
-    if execute else none -%}
+{%- set stored = cdc_previous_run_relation('cdc_load_batches') -%}
 {% if stored is not none %}
     select load_batch_id from {{ stored }}
 {% else %}
