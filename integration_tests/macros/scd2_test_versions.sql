@@ -10,13 +10,10 @@
 #}
 {% macro scd2_test_versions(seed, key_change_rounds=0) %}
     {% if seed is none or seed.identifier is not defined %}
-        {{ exceptions.raise_compiler_error(
-            'scd2_test_versions: argument seed must be a relation (ref of an input seed), got ' ~ seed | string | tojson) }}
+        {{ cdc.cdc_argument_error('scd2_test_versions', 'seed', 'a relation (ref of an input seed)', seed) }}
     {% endif %}
     {% if key_change_rounds is not integer or key_change_rounds < 0 %}
-        {{ exceptions.raise_compiler_error(
-            'scd2_test_versions: argument key_change_rounds must be a whole number of at least 0, got '
-            ~ key_change_rounds | string | tojson) }}
+        {{ cdc.cdc_argument_error('scd2_test_versions', 'key_change_rounds', 'a whole number of at least 0', key_change_rounds) }}
     {% endif %}
     with input_changes as (
         select

@@ -4,7 +4,7 @@
 #}
 {% macro seed_text(column) %}
     {%- if column is not string or not column | trim -%}
-        {{ exceptions.raise_compiler_error('seed_text: argument column must be a column name, got ' ~ column | string | tojson) }}
+        {{ cdc.cdc_argument_error('seed_text', 'column', 'a column name', column) }}
     {%- endif -%}
     nullif(cast({{ column }} as string), 'None')
 {%- endmacro %}

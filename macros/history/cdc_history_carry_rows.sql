@@ -5,13 +5,10 @@
 #}
 {% macro cdc_history_carry_rows(key_changes, image) %}
     {% if key_changes is not string or not modules.re.fullmatch('[A-Za-z_][A-Za-z0-9_]*', key_changes) %}
-        {{ exceptions.raise_compiler_error(
-            'cdc_history_carry_rows: argument key_changes must be the name of a CTE (it qualifies columns), got '
-            ~ key_changes | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_history_carry_rows', 'key_changes', 'the name of a CTE (it qualifies columns)', key_changes) }}
     {% endif %}
     {% if image is not string or not image | trim %}
-        {{ exceptions.raise_compiler_error(
-            'cdc_history_carry_rows: argument image must be a SQL expression (a string), got ' ~ image | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_history_carry_rows', 'image', 'a SQL expression (a string)', image) }}
     {% endif %}
     {{ return(adapter.dispatch('cdc_history_carry_rows', 'cdc')(key_changes, image)) }}
 {% endmacro %}

@@ -10,13 +10,10 @@
 #}
 {% macro cdc_history_fold(changes, partial_images) %}
     {% if changes is none or (changes is string and not changes | trim) %}
-        {{ exceptions.raise_compiler_error(
-            'cdc_history_fold: argument changes must name a relation or CTE of the change columns, got '
-            ~ changes | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_history_fold', 'changes', 'the name of a relation or CTE of the change columns', changes) }}
     {% endif %}
     {% if partial_images is not boolean %}
-        {{ exceptions.raise_compiler_error(
-            'cdc_history_fold: argument partial_images must be true or false, got ' ~ partial_images | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_history_fold', 'partial_images', 'true or false', partial_images) }}
     {% endif %}
     {{ return(adapter.dispatch('cdc_history_fold', 'cdc')(changes, partial_images)) }}
 {% endmacro %}

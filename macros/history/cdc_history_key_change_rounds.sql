@@ -8,9 +8,7 @@
 {% macro cdc_history_key_change_rounds(incremental, partial_images) %}
     {% for name, value in {'incremental': incremental, 'partial_images': partial_images}.items() %}
         {% if value is not boolean %}
-            {{ exceptions.raise_compiler_error(
-                'cdc_history_key_change_rounds: argument ' ~ name ~ ' must be true or false, got '
-                ~ value | string | tojson) }}
+            {{ cdc.cdc_argument_error('cdc_history_key_change_rounds', name, 'true or false', value) }}
         {% endif %}
     {% endfor %}
     {% if not execute or not partial_images %}

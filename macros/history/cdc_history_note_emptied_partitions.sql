@@ -6,9 +6,7 @@
 #}
 {% macro cdc_history_note_emptied_partitions(partitions) %}
     {% if partitions is string or partitions is not iterable or partitions | reject('integer') | list %}
-        {{ exceptions.raise_compiler_error(
-            'cdc_history_note_emptied_partitions: argument partitions must be a list of partition ids (whole numbers), got '
-            ~ partitions | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_history_note_emptied_partitions', 'partitions', 'a list of partition ids (whole numbers)', partitions) }}
     {% endif %}
     {% do run_query(
         'create or replace temporary view ' ~ cdc_history_emptied_view() ~ ' as select explode(cast(array('

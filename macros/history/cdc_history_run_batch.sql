@@ -1,9 +1,7 @@
 {# The newest batch this run processes: closed versions it writes go to its partition. #}
 {% macro cdc_history_run_batch(watermark) %}
     {% if watermark is not integer or watermark < 0 %}
-        {{ exceptions.raise_compiler_error(
-            'cdc_history_run_batch: argument watermark must be a batch id (a whole number of at least 0), got '
-            ~ watermark | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_history_run_batch', 'watermark', 'a batch id (a whole number of at least 0)', watermark) }}
     {% endif %}
     {{ return(cdc_integer_list(
         'select coalesce(max(load_batch_id), -1) from ' ~ ref('int_cdc_records')

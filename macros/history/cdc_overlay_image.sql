@@ -2,8 +2,7 @@
 {% macro cdc_overlay_image(image, changed) %}
     {% for name, value in {'image': image, 'changed': changed}.items() %}
         {% if value is not string or not value | trim %}
-            {{ exceptions.raise_compiler_error(
-                'cdc_overlay_image: argument ' ~ name ~ ' must be a SQL expression (a string), got ' ~ value | string | tojson) }}
+            {{ cdc.cdc_argument_error('cdc_overlay_image', name, 'a SQL expression (a string)', value) }}
         {% endif %}
     {% endfor %}
     {{ return(adapter.dispatch('cdc_overlay_image', 'cdc')(image, changed)) }}

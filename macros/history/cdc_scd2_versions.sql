@@ -38,39 +38,30 @@
         {%- set value = arguments[argument] -%}
         {%- if (value is not none or argument not in ['replay_keys'])
             and (value is not string or not modules.re.fullmatch(identifier, value)) -%}
-            {{ exceptions.raise_compiler_error(
-                'cdc_scd2_versions: argument ' ~ argument ~ ' must be the name of a CTE (it qualifies columns), got '
-                ~ value | string | tojson) }}
+            {{ cdc.cdc_argument_error('cdc_scd2_versions', argument, 'the name of a CTE (it qualifies columns)', value) }}
         {%- endif -%}
     {%- endfor -%}
     {%- for argument in ['changes', 'prior_changes', 'partial_key_changes'] -%}
         {%- set value = arguments[argument] -%}
         {%- if (value is none and argument == 'changes') or (value is string and not value | trim)
             or (value is not none and value is not string and value.identifier is not defined) -%}
-            {{ exceptions.raise_compiler_error(
-                'cdc_scd2_versions: argument ' ~ argument ~ ' must be a relation or the name of a CTE, got '
-                ~ value | string | tojson) }}
+            {{ cdc.cdc_argument_error('cdc_scd2_versions', argument, 'a relation or the name of a CTE', value) }}
         {%- endif -%}
     {%- endfor -%}
     {%- if key_change_rounds is not integer or key_change_rounds < 0 -%}
-        {{ exceptions.raise_compiler_error(
-            'cdc_scd2_versions: argument key_change_rounds must be a whole number of at least 0, got '
-            ~ key_change_rounds | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_scd2_versions', 'key_change_rounds', 'a whole number of at least 0', key_change_rounds) }}
     {%- endif -%}
     {%- if key_change_rounds > 0 and partial_key_changes is none -%}
-        {{ exceptions.raise_compiler_error(
-            'cdc_scd2_versions: argument partial_key_changes is required when key_change_rounds > 0, got none'
-            ~ ' (key_change_rounds ' ~ key_change_rounds ~ ')') }}
+        {{ cdc.cdc_argument_error(
+            'cdc_scd2_versions', 'partial_key_changes',
+            'a relation or CTE name when key_change_rounds > 0 (it is ' ~ key_change_rounds ~ ')', partial_key_changes) }}
     {%- endif -%}
     {%- if partial_images is not boolean -%}
-        {{ exceptions.raise_compiler_error(
-            'cdc_scd2_versions: argument partial_images must be true or false, got ' ~ partial_images | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_scd2_versions', 'partial_images', 'true or false', partial_images) }}
     {%- endif -%}
     {%- if closed_partition is not none and closed_partition is not number
         and (closed_partition is not string or not closed_partition | trim) -%}
-        {{ exceptions.raise_compiler_error(
-            'cdc_scd2_versions: argument closed_partition must be none, a number or a SQL expression, got '
-            ~ closed_partition | string | tojson) }}
+        {{ cdc.cdc_argument_error('cdc_scd2_versions', 'closed_partition', 'none, a number or a SQL expression', closed_partition) }}
     {%- endif -%}
     {{ return(adapter.dispatch('cdc_scd2_versions', 'cdc')(
         changes, truncates, table_keys, prior_changes, replay_keys, partial_key_changes,
