@@ -35,7 +35,8 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,10 @@ class Landing:
         )
 
 
+# a file's (sha256, decompressed bytes, estimated messages, error), as its hashing task found it
+Digest = tuple[str | None, int, int, str | None]
+
+
 @dataclass(frozen=True)
 class SourceFile:
     path: str
@@ -261,16 +266,34 @@ def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
-def _digest(spark: Any, paths: list[str]) -> list[tuple[str | None, int, int, str | None]]:
-    """(sha256, decompressed bytes, estimated messages, error) of each file, by Spark tasks."""
+def _digest(spark: Any, paths: list[str], progress: Progress) -> list[Digest]:
+    """The digest of each file, by Spark tasks."""
     tasks = task_files([Path(path).stat().st_size for path in paths], spark.sparkContext.defaultParallelism)
     frame = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(HashFiles(tuple(paths), tasks), HASH_SCHEMA)
-    with Progress(spark, f"hashing {len(paths)} files"):
+    with progress:
         rows = {row.file_no: row for row in frame.collect()}
     return [
         (rows[number].sha256, rows[number].bytes, rows[number].estimated_messages, rows[number].error)
         for number in range(len(paths))
     ]
+
+
+@contextmanager
+def _hashing(spark: Any, paths: list[str]) -> Iterator[Callable[[], list[Digest]]]:
+    """Hashes the files (`_digest`) in a thread of its own while the caller opens the landing
+    table (on the embedded target, the metastore's first use: seconds of the JVM's, in which
+    the tasks run); yields the wait for the digests. The job is cancelled if the caller fails."""
+    if not paths:
+        yield list
+        return
+    progress = Progress(spark, f"hashing {len(paths)} files")
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="cdc-load-hash") as pool:
+        digests = pool.submit(_digest, spark, paths, progress)
+        try:
+            yield digests.result
+        except BaseException:
+            spark.sparkContext.cancelJobGroup(progress.group)
+            raise
 
 
 def _batches(files: list[SourceFile], max_batch_messages: int) -> list[list[SourceFile]]:
@@ -321,6 +344,43 @@ def _write_batch(
     return int(counted.get["messages"])
 
 
+def _land_new_files(
+    landing: Landing,
+    spark: Any,
+    source_format: str,
+    settings: dict[str, Any],
+    files: list[str],
+    digests: list[Digest],
+    max_batch_messages: int,
+    stats: dict[str, int],
+) -> None:
+    """Lands, batch by batch, the files not landed before in `source_format` (the caller holds
+    the landing lock); counts them into `stats`."""
+    already = landing.landed_files(source_format, {digest[0] for digest in digests if digest[0]})
+    new: list[SourceFile] = []
+    for path, (sha256, size, estimate, error) in zip(files, digests, strict=True):
+        if sha256 is None:
+            log.error("cannot read %s: %s", path, error)
+            stats["files_unreadable"] += 1
+        elif sha256 in already:
+            log.info("skipping %s: already landed", path)
+            stats["files_skipped"] += 1
+        else:
+            already.add(sha256)
+            new.append(SourceFile(path, sha256, size, estimate))
+    batches = _batches(new, max_batch_messages)
+    for number, batch in enumerate(batches, 1):
+        batch_id = landing.next_batch_id()
+        pending = landing.pending_folder(batch_id, source_format)
+        what = f"batch {number} of {len(batches)} ({len(batch)} files)"
+        count = _write_batch(spark, batch, pending, source_format, settings, what)
+        landing.commit(pending, batch_id, source_format)
+        log.info("batch %d committed: %d messages from %d files", batch_id, count, len(batch))
+        stats["files"] += len(batch)
+        stats["messages"] += count
+        stats["batches"] += 1
+
+
 def land(
     source_format: str,
     paths: list[str],
@@ -340,37 +400,15 @@ def land(
     connection = connect(target, cli_vars)
     try:
         spark = connection.files_spark()
-        landing = Landing(connection, spark)
-        # one load at a time per landing table (cdc_dbt_spark.locks)
-        with LandingLock(landing.files):
-            landing.remove_unregistered()
-            if not files:
-                return stats
-            digests = _digest(spark, files)
-            already = landing.landed_files(source_format, {digest[0] for digest in digests if digest[0]})
-            new: list[SourceFile] = []
-            for path, (sha256, size, estimate, error) in zip(files, digests, strict=True):
-                if sha256 is None:
-                    log.error("cannot read %s: %s", path, error)
-                    stats["files_unreadable"] += 1
-                elif sha256 in already:
-                    log.info("skipping %s: already landed", path)
-                    stats["files_skipped"] += 1
-                else:
-                    already.add(sha256)
-                    new.append(SourceFile(path, sha256, size, estimate))
-            batches = _batches(new, max_batch_messages)
-            for number, batch in enumerate(batches, 1):
-                batch_id = landing.next_batch_id()
-                pending = landing.pending_folder(batch_id, source_format)
-                what = f"batch {number} of {len(batches)} ({len(batch)} files)"
-                count = _write_batch(spark, batch, pending, source_format, settings, what)
-                landing.commit(pending, batch_id, source_format)
-                log.info("batch %d committed: %d messages from %d files", batch_id, count, len(batch))
-                stats["files"] += len(batch)
-                stats["messages"] += count
-                stats["batches"] += 1
-            return stats
+        with _hashing(spark, files) as digests_of_files:
+            landing = Landing(connection, spark)
+            # one load at a time per landing table (cdc_dbt_spark.locks)
+            with LandingLock(landing.files):
+                landing.remove_unregistered()
+                if files:
+                    digests = digests_of_files()
+                    _land_new_files(landing, spark, source_format, settings, files, digests, max_batch_messages, stats)
+        return stats
     finally:
         connection.close()
 
