@@ -46,7 +46,7 @@ from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
 from cdc_dbt_spark.connection import SqlConnection, connect
 from cdc_dbt_spark.locks import LandingLock
 from cdc_dbt_spark.settings import SettingsError, parse_vars, project_formats
-from cdc_dbt_spark.tasks import HASH_SCHEMA, SPLIT_SCHEMA, HashFiles, SplitFiles, task_files
+from cdc_dbt_spark.tasks import HASH_SCHEMA, SPLIT_SCHEMA, FileDigest, HashFiles, SplitFiles, task_files
 
 log = logging.getLogger("cdc_load")
 
@@ -193,10 +193,6 @@ class Landing:
         )
 
 
-# a file's (sha256, decompressed bytes, estimated messages, error), as its hashing task found it
-Digest = tuple[str | None, int, int, str | None]
-
-
 @dataclass(frozen=True)
 class SourceFile:
     path: str
@@ -266,20 +262,20 @@ def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
-def _digest(spark: Any, paths: list[str], progress: Progress) -> list[Digest]:
+def _digest(spark: Any, paths: list[str], progress: Progress) -> list[FileDigest]:
     """The digest of each file, by Spark tasks."""
     tasks = task_files([Path(path).stat().st_size for path in paths], spark.sparkContext.defaultParallelism)
     frame = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(HashFiles(tuple(paths), tasks), HASH_SCHEMA)
     with progress:
         rows = {row.file_no: row for row in frame.collect()}
     return [
-        (rows[number].sha256, rows[number].bytes, rows[number].estimated_messages, rows[number].error)
+        FileDigest(rows[number].sha256, rows[number].bytes, rows[number].estimated_messages, rows[number].error)
         for number in range(len(paths))
     ]
 
 
 @contextmanager
-def _hashing(spark: Any, paths: list[str]) -> Iterator[Callable[[], list[Digest]]]:
+def _hashing(spark: Any, paths: list[str]) -> Iterator[Callable[[], list[FileDigest]]]:
     """Hashes the files (`_digest`) in a thread of its own while the caller opens the landing
     table (on the embedded target, the metastore's first use: seconds of the JVM's, in which
     the tasks run); yields the wait for the digests. The job is cancelled if the caller fails."""
@@ -350,24 +346,24 @@ def _land_new_files(
     source_format: str,
     settings: dict[str, Any],
     files: list[str],
-    digests: list[Digest],
+    digests: list[FileDigest],
     max_batch_messages: int,
     stats: dict[str, int],
 ) -> None:
     """Lands, batch by batch, the files not landed before in `source_format` (the caller holds
     the landing lock); counts them into `stats`."""
-    already = landing.landed_files(source_format, {digest[0] for digest in digests if digest[0]})
+    already = landing.landed_files(source_format, {digest.sha256 for digest in digests if digest.sha256})
     new: list[SourceFile] = []
-    for path, (sha256, size, estimate, error) in zip(files, digests, strict=True):
-        if sha256 is None:
-            log.error("cannot read %s: %s", path, error)
+    for path, digest in zip(files, digests, strict=True):
+        if digest.sha256 is None:
+            log.error("cannot read %s: %s", path, digest.error)
             stats["files_unreadable"] += 1
-        elif sha256 in already:
+        elif digest.sha256 in already:
             log.info("skipping %s: already landed", path)
             stats["files_skipped"] += 1
         else:
-            already.add(sha256)
-            new.append(SourceFile(path, sha256, size, estimate))
+            already.add(digest.sha256)
+            new.append(SourceFile(path, digest.sha256, digest.bytes, digest.estimated_messages))
     batches = _batches(new, max_batch_messages)
     for number, batch in enumerate(batches, 1):
         batch_id = landing.next_batch_id()

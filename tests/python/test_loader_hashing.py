@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from cdc_dbt_spark import loader
+from cdc_dbt_spark.tasks import FileDigest
 
 
 class StubContext:
@@ -24,7 +25,7 @@ class StubContext:
         self.cancelled.append(group)
         self._cancel.set()
 
-    def run_until_cancelled(self, spark, paths, progress) -> list[loader.Digest]:
+    def run_until_cancelled(self, spark, paths, progress) -> list[FileDigest]:
         self.group = progress.group
         try:
             if not self._cancel.wait(timeout=30):
@@ -35,7 +36,7 @@ class StubContext:
 
 
 def test_the_caller_gets_the_jobs_digests(monkeypatch: pytest.MonkeyPatch) -> None:
-    digests = [("ab" * 32, 10, 1, None), (None, 0, 0, "no such file")]
+    digests = [FileDigest("ab" * 32, 10, 1), FileDigest(None, 0, 0, "no such file")]
     started = threading.Event()
 
     def hash_files(spark, paths, progress):
