@@ -67,7 +67,8 @@ def clone_of_project(folder: Path) -> Path:
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     home = tmp_path_factory.mktemp("fresh")
     clone = clone_of_project(home)
-    assert not any((folder / "shared").exists() for folder in clone.parents), "something is beside the clone"
+    beside = [str(folder / "shared") for folder in clone.parents if (folder / "shared").exists()]
+    assert not beside, f"the fresh clone must have nothing beside it, but these exist: {beside}"
     # the suite's venv, as `make setup` would have installed the clone (`pip install -e .`);
     # the suite's CDC_*/DBT_* settings are dropped: the clone runs on its defaults
     env = {key: value for key, value in os.environ.items() if not key.startswith(("CDC_", "DBT_", "PYTHON"))}
