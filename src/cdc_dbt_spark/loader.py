@@ -278,7 +278,8 @@ def _digest(spark: Any, paths: list[str], progress: Progress) -> list[FileDigest
 def _hashing(spark: Any, paths: list[str]) -> Iterator[Callable[[], list[FileDigest]]]:
     """Hashes the files (`_digest`) in a thread of its own while the caller opens the landing
     table (on the embedded target, the metastore's first use: seconds of the JVM's, in which
-    the tasks run); yields the wait for the digests. The job is cancelled if the caller fails."""
+    the tasks run); yields the wait for the digests. The job is cancelled if the caller fails.
+    No files, no job: the wait returns an empty list at once."""
     if not paths:
         yield list
         return
@@ -401,9 +402,8 @@ def land(
             # one load at a time per landing table (cdc_dbt_spark.locks)
             with LandingLock(landing.files):
                 landing.remove_unregistered()
-                if files:
-                    digests = digests_of_files()
-                    _land_new_files(landing, spark, source_format, settings, files, digests, max_batch_messages, stats)
+                digests = digests_of_files()
+                _land_new_files(landing, spark, source_format, settings, files, digests, max_batch_messages, stats)
         return stats
     finally:
         connection.close()
