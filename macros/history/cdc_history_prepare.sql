@@ -4,6 +4,6 @@
 #}
 {% macro cdc_history_prepare() %}
     {% if execute and is_incremental() and cdc_batch_watermark() < 0 %}
-        truncate table {{ this }}
+        delete from {{ this }}
     {% endif %}
 {% endmacro %}

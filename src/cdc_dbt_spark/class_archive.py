@@ -9,7 +9,7 @@ JVM ignores the option and starts as before.
 
     python -m cdc_dbt_spark.class_archive      (make setup runs it)
 
-It runs a small workload of what a build does (Hive parquet tables, JSON and VARIANT parsing,
+It runs a small workload of what a build does (Delta tables, JSON and VARIANT parsing,
 windows, an insert overwrite, a Python task) in a warehouse of its own, and the JVM writes the
 classes it loaded when it exits.
 """
@@ -30,18 +30,18 @@ ARCHIVE_OPTION = "-XX:SharedArchiveFile="
 
 WORKLOAD = (
     "create database if not exists archive",
-    "create table archive.landed (message_text string, load_batch_id bigint) using parquet "
+    "create table archive.landed (message_text string, load_batch_id bigint) using delta "
     "partitioned by (load_batch_id)",
     "insert into archive.landed values "
     """('{"payload": {"op": "INSERT", "after": {"id": 1, "v": "a"}}}', 1), """
     """('{"payload": {"op": "UPDATE", "after": {"id": 1, "v": "b"}}}', 1)""",
-    "create table archive.parsed using parquet partitioned by (load_batch_id) as "
+    "create table archive.parsed using delta partitioned by (load_batch_id) as "
     "select load_batch_id, sha2(message_text, 256) as message_id, parse_json(message_text) as message, "
     "from_json(message_text, 'payload struct<op: string, after: variant>', map('mode', 'PERMISSIVE')) as envelope "
     "from archive.landed",
     "create table archive.windowed like archive.parsed",
     "insert overwrite table archive.windowed partition (load_batch_id) "
-    "select message_id, message, envelope, load_batch_id from ("
+    "select load_batch_id, message_id, message, envelope from ("
     "  select *, lead(message_id) over (partition by envelope.payload.op order by message_id) as next_id,"
     "  to_variant_object(map_from_arrays(array('a'), array(try_variant_get(message, '$.payload.after')))) as image"
     "  from archive.parsed) as windowed where next_id is null or image is not null",

@@ -17,11 +17,9 @@ master, with the target's `spark_conf`); the driver reads no file:
 2. The files are cut into landing batches on file boundaries (`--max-batch-messages`, counted
    from the files' lines or Avro records).
 3. Per batch, Spark tasks split the files into messages (`cdc_dbt_spark.tasks`: a file is read
-   block by block, in bounded memory) and `DataFrame.write.parquet` writes them to a pending
-   folder in the table's location; the folder is then moved to the batch's partition folder and
-   the partition registered. A batch thus becomes visible in one step: a load killed part-way
-   leaves only pending or unregistered folders, which the next load removes before it lands
-   the rest.
+   block by block, in bounded memory) and append them to the landing table, a Delta Lake table,
+   in one commit: a batch is visible whole or not at all, and a load killed part-way leaves only
+   files no commit names (Delta's VACUUM removes them); the next load lands the rest.
 
 Exit codes: 0 landed (or nothing new to land), 2 bad arguments, unreadable input or a
 schema file named in dbt_project.yml that is missing or unreadable.
@@ -74,19 +72,24 @@ create table if not exists {schema}.{table} (
     load_batch_id bigint comment 'Landing batch: microseconds since epoch, increasing',
     source_format string comment 'The --format the file was landed with'
 )
-using parquet
+using delta
 partitioned by (load_batch_id, source_format)
 comment 'Landed CDC messages, one row per message, untouched'
+tblproperties (
+    -- file statistics for the one column a query prunes by (a load asks for the hashes it
+    -- holds): the default, the first 32 columns, would summarise every message's text
+    'delta.dataSkippingStatsColumns' = 'source_file_sha256'
+)
 """
-# Dictionary encoding and min/max statistics are most of the cost of writing these columns and
-# buy nothing: ids, positions and texts are (nearly) all distinct, and no query prunes on them.
+# Session settings while a batch is written (restored after). Dictionary encoding and min/max
+# statistics are most of the cost of writing these columns and buy nothing: ids, positions and
+# texts are (nearly) all distinct, and no query prunes on them. Timestamps as int64 microseconds.
 _DISTINCT_COLUMNS = ("message_id", "message_index", "byte_offset", "message_text")
-PARQUET_OPTIONS = {f"parquet.enable.dictionary#{column}": "false" for column in _DISTINCT_COLUMNS} | {
-    f"parquet.column.statistics.enabled#{column}": "false" for column in ("message_text",)
-}
-# Session settings while a batch is written (restored after): timestamps as int64 microseconds,
-# as the table's files have always had them (Spark's default is the legacy INT96).
-WRITE_CONF = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+WRITE_CONF = (
+    {f"parquet.enable.dictionary#{column}": "false" for column in _DISTINCT_COLUMNS}
+    | {"parquet.column.statistics.enabled#message_text": "false"}
+    | {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+)
 PROGRESS_SECONDS = 5.0
 
 
@@ -116,32 +119,21 @@ class TableFiles:
     def join(self, *names: str) -> str:
         return "/".join([self.root, *names])
 
-    def glob(self, pattern: str) -> list[str]:
-        found = self.fs.globStatus(self._path(self.join(pattern))) or []
-        return [status.getPath().toString() for status in found]
-
     def delete(self, path: str) -> None:
         self.fs.delete(self._path(path), True)
 
-    def move(self, source: str, target: str) -> None:
-        """Renames folder `source` to `target` (replacing what is there)."""
-        destination = self._path(target)
-        if self.fs.exists(destination):
-            self.fs.delete(destination, True)
-        self.fs.mkdirs(destination.getParent())
-        if not self.fs.rename(self._path(source), destination):
-            raise OSError(f"could not move {source} to {target}")
-
 
 class Landing:
-    """The landing table: metadata through the target's SQL, files through `TableFiles`."""
+    """The landing table (Delta Lake): metadata through the target's SQL, batches appended to its
+    location by the loader's Spark session, the lock file through `TableFiles`."""
 
     def __init__(self, connection: SqlConnection, spark: Any) -> None:
         self.connection = connection
         self.table = f"{connection.schema}.{LANDING_TABLE}"
         connection.sql(f"create database if not exists {connection.schema}")
         connection.sql(LANDING_DDL.format(schema=connection.schema, table=LANDING_TABLE))
-        self.files = TableFiles(spark, self._location())
+        self.location = self._location()
+        self.files = TableFiles(spark, self.location)
 
     def _location(self) -> str:
         for row in self.connection.sql(f"describe table extended {self.table}"):
@@ -149,24 +141,10 @@ class Landing:
                 return row[1]
         raise SystemExit(f"cannot find the location of {self.table}")
 
-    def registered_partitions(self) -> set[str]:
-        return {row[0] for row in self.connection.sql(f"show partitions {self.table}")}
-
-    def remove_unregistered(self) -> None:
-        """Drop data left by a load that was killed before it registered its batch."""
-        registered = self.registered_partitions()
-        for pending in self.files.glob(".pending-*"):
-            self.files.delete(pending)
-        for folder in self.files.glob("load_batch_id=*/source_format=*"):
-            if "/".join(folder.rsplit("/", 2)[-2:]) not in registered:
-                log.warning("removing unregistered partition %s", folder)
-                self.files.delete(folder)
-
     def landed_files(self, source_format: str, hashes: set[str]) -> set[str]:
         """Which of the file hashes `hashes` were landed before in `source_format`. Asking for
-        these hashes only lets parquet skip the row groups by their statistics: the cost stays
-        with the number of files, not with the messages landed (a scan of every hash took 2.5 s
-        at 2M messages)."""
+        these hashes only lets Delta skip files by their statistics: the cost stays with the
+        number of files, not with the messages landed."""
         if not hashes:
             return set()
         wanted = ", ".join(f"'{sha256}'" for sha256 in sorted(hashes))  # hex digests of our own
@@ -177,20 +155,10 @@ class Landing:
         return {row[0] for row in rows}
 
     def next_batch_id(self) -> int:
-        """Microseconds since epoch, above every registered batch (from the partition list: a
-        `max()` over the table runs a Spark job)."""
-        batches = [int(spec.split("/")[0].split("=")[1]) for spec in self.registered_partitions()]
+        """Microseconds since epoch, above every landed batch (from the partition values in the
+        table's Delta log: no data is read)."""
+        batches = [int(row[0]) for row in self.connection.sql(f"show partitions {self.table}")]
         return max(time.time_ns() // 1000, max(batches, default=0) + 1)
-
-    def pending_folder(self, batch_id: int, source_format: str) -> str:
-        return self.files.join(f".pending-{batch_id}-{source_format}")
-
-    def commit(self, pending: str, batch_id: int, source_format: str) -> None:
-        self.files.move(pending, self.files.join(f"load_batch_id={batch_id}", f"source_format={source_format}"))
-        self.connection.sql(
-            f"alter table {self.table} add if not exists partition "
-            f"(load_batch_id={batch_id}, source_format='{source_format}')"
-        )
 
 
 @dataclass(frozen=True)
@@ -307,9 +275,16 @@ def _batches(files: list[SourceFile], max_batch_messages: int) -> list[list[Sour
 
 
 def _write_batch(
-    spark: Any, files: list[SourceFile], folder: str, source_format: str, settings: dict[str, Any], what: str
+    spark: Any,
+    files: list[SourceFile],
+    location: str,
+    batch_id: int,
+    source_format: str,
+    settings: dict[str, Any],
+    what: str,
 ) -> int:
-    """Splits `files` into messages and writes them as parquet to `folder`; the message count."""
+    """Splits `files` into messages and appends them to the Delta table at `location` as landing
+    batch `batch_id`, in one commit; the message count."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F  # noqa: N812
 
@@ -333,11 +308,13 @@ def _write_batch(
             F.concat("id_prefix", F.col("message_index").cast("string")).alias("message_id"),
             *LANDING_COLUMNS[1:-1],
             F.timestamp_micros(F.lit(landed_at)).alias("landed_at"),
+            F.lit(batch_id).cast("bigint").alias("load_batch_id"),
+            F.lit(source_format).alias("source_format"),
         )
     )
     counted = Observation("landed")
     with _session_conf(spark, WRITE_CONF), Progress(spark, what, messages):
-        rows.observe(counted, F.count(F.lit(1)).alias("messages")).write.options(**PARQUET_OPTIONS).parquet(folder)
+        rows.observe(counted, F.count(F.lit(1)).alias("messages")).write.format("delta").mode("append").save(location)
     return int(counted.get["messages"])
 
 
@@ -368,10 +345,8 @@ def _land_new_files(
     batches = _batches(new, max_batch_messages)
     for number, batch in enumerate(batches, 1):
         batch_id = landing.next_batch_id()
-        pending = landing.pending_folder(batch_id, source_format)
         what = f"batch {number} of {len(batches)} ({len(batch)} files)"
-        count = _write_batch(spark, batch, pending, source_format, settings, what)
-        landing.commit(pending, batch_id, source_format)
+        count = _write_batch(spark, batch, landing.location, batch_id, source_format, settings, what)
         log.info("batch %d committed: %d messages from %d files", batch_id, count, len(batch))
         stats["files"] += len(batch)
         stats["messages"] += count
@@ -401,7 +376,6 @@ def land(
             landing = Landing(connection, spark)
             # one load at a time per landing table (cdc_dbt_spark.locks)
             with LandingLock(landing.files):
-                landing.remove_unregistered()
                 digests = digests_of_files()
                 _land_new_files(landing, spark, source_format, settings, files, digests, max_batch_messages, stats)
         return stats

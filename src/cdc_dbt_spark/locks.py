@@ -1,9 +1,11 @@
 """One load at a time: loaders started together on the same files must land each message once.
 
-A load checks which files were landed before, then writes and registers its batches; two loads
-doing that side by side would both land a new file, and one would remove the other's pending
-folder as if a killed load had left it. So a load holds the landing table's lock from before
-it cleans up until its last batch is registered; another load waits for it, logging whom it
+A load checks which files were landed before, then appends its batches. Delta Lake commits each
+batch atomically, but two loads doing that side by side would both land a new file: appends are
+blind (Delta never fails one append for another, docs.delta.io/concurrency-control), so nothing
+in the table format stops the second copy, and the landing table has no key to MERGE on that is
+cheaper than the file hashes the load already checks. So a load holds the landing table's lock
+from its check until its last batch is committed; another load waits for it, logging whom it
 waits for, and then finds the files landed.
 
 - `LandingLock`: a lock file in the landing table's folder, so it holds for every process that
