@@ -1,10 +1,8 @@
 {#
-    Closed-version partitions of cdc_history that a late change reaches, as
-    {partition: true when every row in it is recomputed}. A touched key is late when its
-    current version opened at or after its replay position; its versions from the last
-    one opened before that position are recomputed. Partitions whose rows are all
-    recomputed get no row back from the insert and are dropped by the post-hook.
-    In-order runs have no late key and read only the current versions.
+    Closed-version partitions of cdc_history that a late change reaches, sorted. A touched key
+    is late when its current version opened at or after its replay position; its versions
+    from the last one opened before that position are recomputed. In-order runs have no late
+    key and read only the current versions.
 #}
 {% macro cdc_history_late_partitions() %}
     {% set touched = ref('int_cdc_touched_keys') %}
@@ -19,7 +17,7 @@
         where history.is_current and history.valid_from_sequence >= touched.replay_from_sequence
     {% endset %}
     {% if cdc_integer_list('select count(*) from (' ~ late_keys_query ~ ')')[0] == 0 %}
-        {{ return({}) }}
+        {{ return([]) }}
     {% endif %}
     {% set query %}
         with late_keys as ({{ late_keys_query }}),
@@ -34,29 +32,12 @@
             inner join late_keys
                 on history.table_id = late_keys.table_id and history.key_json = late_keys.key_json
             where not history.is_current
-        ),
-
-        recomputed as (
-            select history_partition, count(*) as recomputed_rows
-            from late_versions
-            where version_number >= coalesce(prior_version_number, 0)
-            group by history_partition
-        ),
-
-        stored as (
-            select history_partition, count(*) as stored_rows
-            from {{ this }}
-            where not is_current and history_partition in (select history_partition from recomputed)
-            group by history_partition
         )
 
-        select recomputed.history_partition, recomputed.recomputed_rows = stored.stored_rows as is_emptied
-        from recomputed
-        inner join stored on recomputed.history_partition = stored.history_partition
+        select distinct history_partition
+        from late_versions
+        where version_number >= coalesce(prior_version_number, 0)
+        order by 1
     {% endset %}
-    {% set partitions = {} %}
-    {% for row in run_query(query).rows %}
-        {% do partitions.update({row[0] | int: row[1]}) %}
-    {% endfor %}
-    {{ return(partitions) }}
+    {{ return(cdc_integer_list(query)) }}
 {% endmacro %}

@@ -10,8 +10,6 @@
       run_batch           the newest landing batch: the partition of versions this run closes
       partial_images      whether a landed format's after images can be partial
                           (cdc_partial_image_formats): only then does the fold overlay images
-      emptied_partitions  closed-version partitions whose rows this run all recomputes (and
-                          writes elsewhere): the post-hook drops them
       key_change_rounds   0 unless the run replays a key change with a partial after image
                           (int_cdc_key_changes), whose new key starts from the old key's row;
                           then the links of the longest chain of such key changes, one join
@@ -20,7 +18,7 @@
 {% macro cdc_history_plan() %}
     {% set plan = {
         'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
-        'emptied_partitions': [], 'key_change_rounds': 0,
+        'key_change_rounds': 0,
         'partial_images': cdc_partial_image_formats() | length > 0,
     } %}
     {% set watermark = cdc_batch_watermark() if execute and is_incremental() else -1 %}
@@ -35,11 +33,7 @@
         'run_batch': cdc_history_run_batch(watermark),
     }) %}
     {% if plan.current_buckets %}
-        {% set late = cdc_history_late_partitions() %}
-        {% do plan.update({'closed_partitions': late.keys() | list | sort}) %}
-        {% for partition, is_emptied in late.items() if is_emptied and partition != plan.run_batch %}
-            {% do plan.emptied_partitions.append(partition) %}
-        {% endfor %}
+        {% do plan.update({'closed_partitions': cdc_history_late_partitions()}) %}
         {% set event_batches_query %}
             select distinct events.load_batch_id
             from {{ ref('cdc_events') }} as events

@@ -1,10 +1,11 @@
 {{
     config(
         materialized='incremental',
-        incremental_strategy='insert_overwrite',
+        incremental_strategy='merge',
+        unique_key=['table_id', 'key_json', 'version_number'],
+        cdc_merge='scd2_versions',
         partition_by=['is_current', 'history_partition'],
         pre_hook='{{ cdc_history_prepare() }}',
-        post_hook='{{ cdc_history_drop_emptied_partitions() }}',
     )
 }}
 -- depends_on: {{ ref('int_cdc_touched_keys') }}
@@ -21,13 +22,14 @@
     Stored in two kinds of partitions: current versions by key bucket, closed versions by
     the landing batch of the run that closed them. An incremental run replays each
     touched key from its replay position (int_cdc_touched_keys), starting from the last
-    version it had before that position, and rewrites the current versions of the
-    touched buckets plus one new partition of the versions it closed. A late change
-    (older than a key's current version) also rewrites the closed partitions holding the
-    versions it changes (cdc_history_plan).
+    version it had before that position, and MERGEs the result (cdc_history_merge_sql): the
+    versions it opens, closes or changes are written, the stored versions it replays away
+    deleted, and no other row is rewritten. It reads the current versions of the touched
+    buckets and, for a late change (older than a key's current version), the closed
+    partitions holding the versions it changes (cdc_history_plan).
 #}
 {%- set plan = cdc_history_plan() -%}
-{%- if execute %}{% do cdc_history_note_emptied_partitions(plan.emptied_partitions) %}{% endif -%}
+{%- if execute and is_incremental() %}{% do cdc_history_note_merge_scope(plan) %}{% endif -%}
 {%- set closed_partition = plan.run_batch if plan.incremental
     else '(select max(load_batch_id) from ' ~ ref('int_cdc_records') ~ ')' -%}
 {%- set change_columns = [
@@ -40,8 +42,10 @@
     'source_format', 'key_bucket', 'is_current', 'history_partition',
 ] -%}
 {% if plan.incremental and not plan.current_buckets %}
-    -- nothing new: no partition is rewritten
-    select {{ history_columns | join(', ') }}
+    -- nothing new: nothing is merged
+    select
+        {{ history_columns | join(', ') }},
+        'upsert' as merge_action
     from {{ this }}
     where false
 {% else %}
@@ -56,7 +60,7 @@
             from {{ ref('int_cdc_touched_keys') }}
         ),
 
-        -- the partitions this run rewrites, as stored
+        -- the partitions holding versions of the touched keys, as stored
         stored as (
             select {{ history_columns | join(', ') }}
             from {{ this }}
@@ -84,22 +88,9 @@
 
         -- the prior version and every later one are recomputed
         recomputed_versions as (
-            select
-                table_id,
-                key_json,
-                version_number
+            select {{ history_columns | join(', ') }}
             from touched_versions
             where version_number >= coalesce(prior_version_number, 0)
-        ),
-
-        kept_versions as (
-            select stored.*
-            from stored
-            left anti join recomputed_versions
-                on
-                    stored.table_id = recomputed_versions.table_id
-                    and stored.key_json = recomputed_versions.key_json
-                    and stored.version_number = recomputed_versions.version_number
         ),
 
         -- the prior version re-enters the replay as its first change, numbered as it was
@@ -186,14 +177,33 @@
         name='replayed',
     ) }}
 
-    -- Each partition written as one file (AQE splits a large one into ~64 MB files), not one
-    -- per task: later runs and the tests read the current partitions in far fewer files.
-    select /*+ rebalance(is_current, history_partition) */ *
-    from (
-        select * from replayed
-        {% if plan.incremental %}
-            union all
-            select * from kept_versions
-        {% endif %}
-    ) as rewritten
+    {% if plan.incremental %}
+        -- what the MERGE does with each row (cdc_history_merge_sql): the versions replayed, and
+        -- the stored ones the replay no longer has (deleted)
+        select
+            replayed.*,
+            'upsert' as merge_action
+        from replayed
+        union all
+        select
+            recomputed_versions.*,
+            'delete' as merge_action
+        from recomputed_versions
+        left anti join replayed
+            on
+                recomputed_versions.table_id = replayed.table_id
+                and recomputed_versions.key_json = replayed.key_json
+                and recomputed_versions.version_number = replayed.version_number
+    {% elif is_incremental() %}
+        -- the table exists but no build completed (the pre-hook emptied it): the MERGE fills it
+        select
+            replayed.*,
+            'upsert' as merge_action
+        from replayed
+    {% else %}
+        -- Each partition written as one file (AQE splits a large one into ~64 MB files), not one
+        -- per task: later runs and the tests read the current partitions in far fewer files.
+        select /*+ rebalance(is_current, history_partition) */ *
+        from replayed
+    {% endif %}
 {% endif %}

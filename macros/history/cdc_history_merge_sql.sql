@@ -1,0 +1,50 @@
+{#
+    The MERGE of an incremental cdc_history run: dbt-spark's merge strategy calls it through
+    spark__get_merge_sql (the model's config cdc_merge='scd2_versions').
+
+    `source` holds, once per (table_id, key_json, version_number), the versions the run
+    recomputed (merge_action 'upsert') and the stored versions it recomputed away ('delete').
+    A version recomputed as it was stored is left alone (VARIANT values cannot be compared:
+    the images are compared by a hash of their JSON), so an increment writes only the versions
+    it opens, closes or changes; with deletion vectors the rows it replaces are marked, not
+    rewritten with their files. The match reads only the partitions the run's plan noted
+    (cdc_history_note_merge_scope): the current versions of the touched key buckets and the
+    closed partitions a late change reaches.
+#}
+{% macro cdc_history_merge_sql(target, source) %}
+    {% set current_buckets = [] %}
+    {% set closed_partitions = [] %}
+    {% for row in run_query('select is_current, history_partition from ' ~ cdc_history_merge_scope_view()).rows %}
+        {% do (current_buckets if row[0] else closed_partitions).append(row[1] | int) %}
+    {% endfor %}
+    {% set scope = [] %}
+    {% if current_buckets %}
+        {% do scope.append('(stored.is_current and stored.history_partition in (' ~ current_buckets | join(', ') ~ '))') %}
+    {% endif %}
+    {% if closed_partitions %}
+        {% do scope.append('(not stored.is_current and stored.history_partition in (' ~ closed_partitions | join(', ') ~ '))') %}
+    {% endif %}
+    {% set columns = adapter.get_columns_in_relation(target) %}
+    {% set unchanged = [] %}
+    {% for column in columns %}
+        {% if column.dtype | lower == 'variant' %}
+            {% do unchanged.append(
+                'xxhash64(to_json(stored.' ~ column.name ~ ')) = xxhash64(to_json(replayed.' ~ column.name ~ '))') %}
+        {% else %}
+            {% do unchanged.append('stored.' ~ column.name ~ ' <=> replayed.' ~ column.name) %}
+        {% endif %}
+    {% endfor %}
+    merge into {{ target }} as stored
+    using {{ source }} as replayed
+    on
+        stored.table_id = replayed.table_id
+        and stored.key_json = replayed.key_json
+        and stored.version_number = replayed.version_number
+        and ({{ scope | join(' or ') if scope else 'false' }})
+    when matched and replayed.merge_action = 'delete' then delete
+    when matched and not ({{ unchanged | join(' and ') }}) then update set
+        {% for column in columns %}{{ column.name }} = replayed.{{ column.name }}{{ ', ' if not loop.last }}{% endfor %}
+    when not matched and replayed.merge_action = 'upsert' then insert
+        ({{ columns | map(attribute='name') | join(', ') }})
+        values ({% for column in columns %}replayed.{{ column.name }}{{ ', ' if not loop.last }}{% endfor %})
+{% endmacro %}
