@@ -1,19 +1,26 @@
-"""What Delta Lake gives the project's tables: a build undone with RESTORE, files compacted by
-OPTIMIZE without a row changing (run-operations cdc_restore and cdc_maintain)."""
+"""What Delta Lake gives the project's tables: a reader never sees half a build, a build is
+undone with RESTORE, and OPTIMIZE compacts files without a row changing (run-operations
+cdc_restore and cdc_maintain)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+from cdc_testkit.harness import PROJECT_ROOT
+from cdc_testkit.reader import fingerprint_sql
 from cdc_testkit.scenario import Scenario
 from cdc_testkit.stream import write_stream
 
 
-def state(project) -> tuple[list[tuple], list[tuple], list[tuple]]:
-    """History, current rows and the watermark table, comparable."""
-    batches = project.query("select * from {schema}.cdc_load_batches order by load_batch_id, source_format")
+def state(project, built_at: bool = True) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """History, current rows and the watermark table (with or without when each batch was built),
+    comparable."""
+    columns = "*" if built_at else "* except (built_at)"
+    batches = project.query(f"select {columns} from {{schema}}.cdc_load_batches order by load_batch_id, source_format")
     return project.history(), project.current(), batches
 
 
@@ -26,9 +33,37 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     (as_of,) = project.query("select date_format(current_timestamp(), 'yyyy-MM-dd HH:mm:ss.SSSSSS')")[0]
     time.sleep(1)  # the next commits are later than as_of, to the millisecond Delta records
 
-    project.land("dataworks_json", second)
-    project.build(tests=False)
+    # a reader queries cdc_history in a loop (its own process and Spark, by path) while the
+    # second build writes it: each time it sees the current versions of one committed version
+    described = project.query("describe table extended {schema}.cdc_history")
+    (location,) = [value for name, value, *_ in described if name == "Location"]
+    reads, stop = tmp_path / "reads.jsonl", tmp_path / "stop"
+    reader_command = [sys.executable, "-m", "cdc_testkit.reader", location, str(reads), str(stop)]
+    reader = subprocess.Popen(reader_command, cwd=PROJECT_ROOT)
+    try:
+        while not reads.exists() or not reads.read_text():
+            assert reader.poll() is None, "the reader exited before its first read"
+            time.sleep(0.5)
+        project.land("dataworks_json", second)
+        build_started = time.time()
+        project.build(tests=False)
+        build_ended = time.time()
+        time.sleep(2)
+    finally:
+        stop.touch()
+        assert reader.wait(timeout=120) == 0
+    observed = [json.loads(line) for line in reads.read_text().splitlines()][1:]
+    versions = [row[0] for row in project.query("describe history {schema}.cdc_history")]
+    committed = {
+        tuple(project.query(fingerprint_sql(f"{{schema}}.cdc_history version as of {version}"))[0])
+        for version in versions
+    }
+    assert all(rows == keys for rows, keys, _ in committed)  # one current version per key, in every version
+    assert [read for read in observed if tuple(read["seen"]) not in committed] == []
+    assert any(build_started <= read["started"] and read["ended"] <= build_ended for read in observed)
+
     after = state(project)
+    state_without_built_at = state(project, built_at=False)
     assert after[0] != before[0] and len(after[2]) == len(before[2]) + 1
 
     # the build undone: every model's table as it was, the watermark too
@@ -36,7 +71,7 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     assert state(project) == before
     # so the next build processes the second load again, and gets the same rows
     project.build()
-    assert state(project) == after
+    assert state(project, built_at=False) == state_without_built_at
 
     # compaction changes files, not rows
     def history_files() -> int:
@@ -46,7 +81,7 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     files = history_files()
     project.dbt("run-operation", "cdc_maintain")
     assert history_files() < files
-    assert state(project) == after
+    assert state(project, built_at=False) == state_without_built_at
 
 
 def test_restore_names_a_bad_timestamp(project) -> None:
