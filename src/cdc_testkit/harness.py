@@ -50,13 +50,14 @@ class Project:
         self._env()
         return land(source_format, [str(path) for path in paths], self.target, max_batch_messages)
 
-    def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT, check: bool = True):
-        """Run dbt in this project's schema; with check, fails the test unless dbt succeeds.
-        Returns dbt's result."""
+    def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT, check: bool = True, callbacks: list | None = None):
+        """Run dbt in this project's schema; with check, fails the test unless dbt succeeds;
+        `callbacks` receive dbt's events (its log messages). Returns dbt's result."""
         from dbt.cli.main import dbtRunner
 
         self._env()
-        result = dbtRunner().invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(project_dir)])
+        runner = dbtRunner(callbacks=callbacks or [])
+        result = runner.invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(project_dir)])
         if check:
             assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
         return result
