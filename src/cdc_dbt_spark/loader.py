@@ -91,6 +91,9 @@ WRITE_CONF = (
     | {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 )
 PROGRESS_SECONDS = 5.0
+# How long a loader waits for another loader that is creating the landing table at the same
+# moment (Delta refuses a second create while the first one's log folder holds no commit yet).
+CREATE_WAIT_SECONDS = 60.0
 
 
 def iter_files(paths: Iterable[str]) -> Iterator[Path]:
@@ -131,9 +134,26 @@ class Landing:
         self.connection = connection
         self.table = f"{connection.schema}.{LANDING_TABLE}"
         connection.sql(f"create database if not exists {connection.schema}")
-        connection.sql(LANDING_DDL.format(schema=connection.schema, table=LANDING_TABLE))
+        self._create()
         self.location = self._location()
         self.files = TableFiles(spark, self.location)
+
+    def _create(self) -> None:
+        """`create table if not exists`, waiting out a loader that creates the table at this
+        moment: Delta then finds the folder written but not yet a table, or the metastore has
+        the name already. Once that loader is done, the statement is a no-op; a folder that
+        stays not empty and not Delta (no loader is creating it) fails after CREATE_WAIT_SECONDS."""
+        deadline = time.monotonic() + CREATE_WAIT_SECONDS
+        while True:
+            try:
+                self.connection.sql(LANDING_DDL.format(schema=self.connection.schema, table=LANDING_TABLE))
+                return
+            except Exception as exc:  # PyHive and PySpark raise their own classes
+                racing = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(exc) or "already exists" in str(exc)
+                if not racing or time.monotonic() > deadline:
+                    raise
+                log.info("waiting for %s to be created by another loader", self.table)
+                time.sleep(1.0)
 
     def _location(self) -> str:
         for row in self.connection.sql(f"describe table extended {self.table}"):
