@@ -56,14 +56,17 @@ from cdc_bench.steps import (
     thrift_server_pid,
     typed_image_sql,
 )
-from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_spark, connect, end_spark
+from cdc_dbt_spark.connection import cluster_conf, cluster_spark, connect, end_spark
 from cdc_dbt_spark.loader import LANDING_TABLE, land
+from cdc_dbt_spark.settings import use_project
+from cdc_testkit import PROJECT_ROOT
 from cdc_testkit.encoders import CONTAINER_FORMATS, ENCODERS
 
 log = logging.getLogger("bench")
 
 
 def main(argv: list[str] | None = None) -> int:
+    use_project(PROJECT_ROOT)  # the checkout this tool measures
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", default="dataworks_json", choices=sorted(set(ENCODERS) - CONTAINER_FORMATS))
     parser.add_argument("--events", type=int, default=2_000_000, help="source changes in the full load")

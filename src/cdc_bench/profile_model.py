@@ -28,7 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.connection import connect
+from cdc_dbt_spark.settings import use_project
+from cdc_testkit import PROJECT_ROOT
 
 # Spark's executor threads ("Executor task launch worker ...", "Executor task idle worker#N"): the
 # samples of the query's work (the driver's planning is not in them)
@@ -128,6 +130,7 @@ def hot_frames(recording: Path, top: int) -> tuple[int, list[tuple[str, int]], l
 
 
 def main(argv: list[str] | None = None) -> int:
+    use_project(PROJECT_ROOT)  # the checkout this tool measures
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", help="a model of this project, e.g. int_cdc_records")
     parser.add_argument("--runs", type=int, default=3, help="runs of the SELECT in one JVM (the first warms it)")

@@ -17,7 +17,8 @@ from typing import Any
 
 from cdc_bench.data import MessageFiles
 from cdc_bench.hand_written import HAND_WRITTEN
-from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_home
+from cdc_dbt_spark.connection import cluster_home
+from cdc_testkit import PROJECT_ROOT
 
 log = logging.getLogger("bench")
 

@@ -31,8 +31,8 @@ from typing import Any
 import fastavro
 from fastavro.read import HEADER_SCHEMA, SchemaResolutionError
 
-from cdc_dbt_spark.connection import PROJECT_ROOT
 from cdc_dbt_spark.messages import Message, dumps
+from cdc_dbt_spark.settings import project_dir
 
 AVRO_MAGIC = b"Obj\x01"
 
@@ -46,7 +46,7 @@ def resolve_setting_path(value: str) -> Path:
     """A path from dbt_project.yml: absolute, or relative to the project. Never looked up
     outside the project: a clone must run with nothing beside it."""
     path = Path(value).expanduser()
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return path if path.is_absolute() else project_dir() / path
 
 
 @cache  # per datum, so parsed once (a failure is not cached)
@@ -69,14 +69,21 @@ def load_schema(value: str, setting: str = "avro_schema") -> Any:
     return schema
 
 
-def check_schemas(source_format: str, settings: dict[str, Any]) -> None:
+def check_schemas(source_format: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Read every schema file a format's settings name, so that a wrong path stops a load
-    before it starts, with the var to set (rather than every message failing alike)."""
+    before it starts, with the var to set (rather than every message failing alike). The
+    settings with those paths absolute: Spark's tasks read them in folders of their own."""
     var = f"cdc_formats.{source_format}"
-    if settings.get("avro_schema"):
-        load_schema(settings["avro_schema"], f"{var}.avro_schema")
-        for writer in settings.get("avro_writer_schemas") or []:
-            load_schema(writer, f"{var}.avro_writer_schemas")
+    if not settings.get("avro_schema"):
+        return settings
+    load_schema(settings["avro_schema"], f"{var}.avro_schema")
+    writers = settings.get("avro_writer_schemas") or []
+    for writer in writers:
+        load_schema(writer, f"{var}.avro_writer_schemas")
+    return settings | {
+        "avro_schema": str(resolve_setting_path(settings["avro_schema"])),
+        "avro_writer_schemas": [str(resolve_setting_path(writer)) for writer in writers],
+    }
 
 
 def split_avro(path: Path, data: bytes, settings: dict[str, Any] | None = None) -> Iterator[Message]:

@@ -22,7 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, end_spark, spark_conf
+from cdc_dbt_spark.connection import end_spark, spark_conf
+from cdc_dbt_spark.settings import project_dir
 
 log = logging.getLogger("class_archive")
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -54,7 +55,7 @@ def archive_path(conf: dict[str, str]) -> Path | None:
     for option in conf.get(JAVA_OPTIONS, "").split():
         if option.startswith(ARCHIVE_OPTION):
             path = Path(option.removeprefix(ARCHIVE_OPTION))
-            return path if path.is_absolute() else PROJECT_ROOT / path
+            return path if path.is_absolute() else project_dir() / path
     return None
 
 
@@ -75,7 +76,7 @@ def make_archive(target: str = "local") -> Path | None:
         options = [option for option in conf[JAVA_OPTIONS].split() if not option.startswith(ARCHIVE_OPTION)]
         # (and not log each class it cannot keep: those of signed jars, generated ones)
         conf[JAVA_OPTIONS] = " ".join([*options, f"-XX:ArchiveClassesAtExit={written}", "-Xlog:cds*=off"])
-        os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
+        os.chdir(project_dir())  # profile paths are relative to the project root
         builder = SparkSession.builder.enableHiveSupport().appName("cdc-class-archive")
         builder = builder.config("spark.ui.showConsoleProgress", "false")
         for key, value in conf.items():
@@ -98,7 +99,7 @@ def main() -> int:
     if archive is None:
         log.info("the local target names no class archive (%s%s): nothing to do", JAVA_OPTIONS, ARCHIVE_OPTION)
     else:
-        log.info("wrote %s (%d MB)", archive.relative_to(PROJECT_ROOT), archive.stat().st_size >> 20)
+        log.info("wrote %s (%d MB)", archive.relative_to(project_dir()), archive.stat().st_size >> 20)
     return 0
 
 

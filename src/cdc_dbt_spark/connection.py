@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cdc_dbt_spark.locks import hold_embedded_metastore, release_embedded_metastores
-from cdc_dbt_spark.settings import PROJECT_ROOT, profile_target
+from cdc_dbt_spark.settings import profile_target, project_dir
 
 # Spark runs the loader's tasks in Python workers started with PYSPARK_PYTHON, by default the
 # `python3` on PATH; they need this interpreter, where the package and pyarrow are installed.
@@ -79,7 +79,7 @@ def spark_conf(target: str | None = None, cli_vars: dict[str, Any] | None = None
 def cluster_home() -> Path:
     """Where scripts/cluster.py keeps the local cluster's state (CDC_CLUSTER_HOME, default .cluster)."""
     home = Path(os.environ.get("CDC_CLUSTER_HOME", ".cluster"))
-    return home if home.is_absolute() else PROJECT_ROOT / home
+    return home if home.is_absolute() else project_dir() / home
 
 
 def cluster_conf(target: str = "cluster", cli_vars: dict[str, Any] | None = None) -> dict[str, str]:
@@ -93,7 +93,7 @@ def cluster_conf(target: str = "cluster", cli_vars: dict[str, Any] | None = None
     warehouse = conf.get("spark.sql.warehouse.dir", "")
     if warehouse and not urlsplit(warehouse).scheme:
         path = Path(warehouse)
-        conf["spark.sql.warehouse.dir"] = (path if path.is_absolute() else PROJECT_ROOT / path).as_uri()
+        conf["spark.sql.warehouse.dir"] = (path if path.is_absolute() else project_dir() / path).as_uri()
     password_key = "spark.hadoop.javax.jdo.option.ConnectionPassword"
     if not conf.get(password_key):
         password_file = cluster_home() / "metastore.password"
@@ -164,7 +164,7 @@ def local_spark() -> Any:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
+    os.chdir(project_dir())  # profile paths are relative to the project root
     builder = SparkSession.builder.appName("cdc-load").config("spark.ui.showConsoleProgress", "false")
     for key, value in spark_conf("local").items():
         if not key.startswith("spark.hadoop.javax.jdo."):  # the metastore's, unused here
@@ -201,7 +201,7 @@ def connect(target: str | None = None, cli_vars: dict[str, Any] | None = None) -
     output = profile_target(target, cli_vars)
     schema = output["schema"]
     if output["method"] == "session":
-        os.chdir(PROJECT_ROOT)  # profile paths are relative to the project root
+        os.chdir(project_dir())  # profile paths are relative to the project root
         from pyspark.sql import SparkSession
 
         active = SparkSession.getActiveSession()

@@ -43,7 +43,14 @@ from typing import Any
 from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
 from cdc_dbt_spark.connection import SqlConnection, connect
 from cdc_dbt_spark.locks import LandingLock
-from cdc_dbt_spark.settings import SettingsError, parse_vars, project_formats
+from cdc_dbt_spark.settings import (
+    SettingsError,
+    add_project_arguments,
+    parse_vars,
+    project_dir,
+    project_formats,
+    use_project,
+)
 from cdc_dbt_spark.tasks import HASH_SCHEMA, SPLIT_SCHEMA, FileDigest, HashFiles, SplitFiles, task_files
 
 log = logging.getLogger("cdc_load")
@@ -137,6 +144,7 @@ class Landing:
         self._create()
         self.location = self._location()
         self.files = TableFiles(spark, self.location)
+        log.info("project %s: landing in %s at %s", project_dir(), self.table, self.location)
 
     def _create(self) -> None:
         """`create table if not exists`, waiting out a loader that creates the table at this
@@ -386,7 +394,7 @@ def land(
     settings = project_formats(cli_vars)[source_format]
     if settings["carrier"] not in ("json", "avro"):
         raise ValueError(f"unknown carrier {settings['carrier']!r} in dbt_project.yml")
-    check_schemas(source_format, settings)  # a wrong schema path: one line, before Spark starts
+    settings = check_schemas(source_format, settings)  # a wrong schema path: one line, before Spark starts
     files = [str(path) for path in iter_files(paths)]
     stats = {"files": 0, "files_skipped": 0, "files_unreadable": 0, "messages": 0, "batches": 0}
     connection = connect(target, cli_vars)
@@ -404,10 +412,11 @@ def land(
 
 
 def main(argv: list[str] | None = None) -> int:
-    # --vars first: they may declare or change the formats that --format accepts
+    # the project and --vars first: they declare the formats that --format accepts
     vars_parser = argparse.ArgumentParser(add_help=False)
     vars_parser.add_argument("--vars", default=None)
     vars_parser.add_argument("--quiet", action="store_true")
+    add_project_arguments(vars_parser)
     early, _ = vars_parser.parse_known_args(argv)
     # logging before the settings: resolving them imports dbt, which configures the root logger
     # (at WARNING) when nothing has
@@ -416,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     try:
+        use_project(early.project_dir, early.profiles_dir)
         cli_vars = parse_vars(early.vars)
         formats = project_formats(cli_vars)
     except SettingsError as exc:
@@ -449,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         "'{cdc_formats: {...}}' (give the same to dbt build)",
     )
     parser.add_argument("--quiet", action="store_true", help="log warnings only")
+    add_project_arguments(parser)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to land")
     args = parser.parse_args(argv)
     try:

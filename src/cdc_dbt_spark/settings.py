@@ -21,23 +21,75 @@ from pathlib import Path
 from typing import Any
 
 
-def _project_root() -> Path:
-    """The dbt project: the checkout this package is installed from (`pip install -e .`), else
-    the current folder or the nearest parent holding a dbt_project.yml, as dbt looks for it."""
-    source = Path(__file__).resolve().parents[2]
-    for candidate in (source, Path.cwd(), *Path.cwd().parents):
-        if (candidate / "dbt_project.yml").is_file():
-            return candidate
-    raise SystemExit("no dbt_project.yml here or above: run from inside the cdc-dbt-spark project")
-
-
-PROJECT_ROOT = _project_root()
-# the project runs dbt with --profiles-dir profiles (README): the loader reads the same profiles
-PROFILES_DIR = PROJECT_ROOT / "profiles"
-
-
 class SettingsError(SystemExit):
     """A setting dbt cannot resolve (bad --vars, unknown target, unrendered env_var): one line."""
+
+
+# The project and profiles folders of this process: set once by a command from its flags
+# (use_project), else found on first use. Never the package's install location: one virtual
+# environment may serve several clones of the project, and each command works on its own.
+_chosen: dict[str, Path] = {}
+
+
+def find_project_dir(project_dir: str | os.PathLike | None = None) -> Path:
+    """The dbt project, as dbt finds it: `project_dir` (--project-dir), else DBT_PROJECT_DIR,
+    else the current folder or the nearest parent holding a dbt_project.yml."""
+    given = project_dir or os.environ.get("DBT_PROJECT_DIR")
+    if given:
+        path = Path(given).expanduser().resolve()
+        if not (path / "dbt_project.yml").is_file():
+            flag = "--project-dir" if project_dir else "DBT_PROJECT_DIR"
+            raise SettingsError(f"{flag}: no dbt_project.yml in {path}")
+        return path
+    here = Path.cwd()
+    for candidate in (here, *here.parents):
+        if (candidate / "dbt_project.yml").is_file():
+            return candidate
+    raise SettingsError(f"no dbt_project.yml in {here} or above: run inside a dbt project, or give --project-dir")
+
+
+def use_project(project_dir: str | os.PathLike | None = None, profiles_dir: str | os.PathLike | None = None) -> Path:
+    """Fixes this process's project (see find_project_dir) and profiles folder (`profiles_dir`,
+    i.e. --profiles-dir, else DBT_PROFILES_DIR, else the project's `profiles`, where the README
+    has dbt look with --profiles-dir profiles); the project folder."""
+    project = find_project_dir(project_dir)
+    given = profiles_dir or os.environ.get("DBT_PROFILES_DIR")
+    profiles = Path(given).expanduser().resolve() if given else project / "profiles"
+    if not (profiles / "profiles.yml").is_file():
+        flag = "--profiles-dir" if profiles_dir else "DBT_PROFILES_DIR" if given else "the project"
+        raise SettingsError(f"{flag}: no profiles.yml in {profiles}")
+    _chosen.update(project=project, profiles=profiles)
+    return project
+
+
+def project_dir() -> Path:
+    """This process's dbt project folder (use_project)."""
+    if "project" not in _chosen:
+        use_project()
+    return _chosen["project"]
+
+
+def profiles_dir() -> Path:
+    """The folder holding the profiles.yml this process reads (use_project)."""
+    if "profiles" not in _chosen:
+        use_project()
+    return _chosen["profiles"]
+
+
+def add_project_arguments(parser: Any) -> None:
+    """--project-dir and --profiles-dir on an argparse parser, as dbt has them; apply them with
+    use_project(args.project_dir, args.profiles_dir)."""
+    parser.add_argument(
+        "--project-dir",
+        default=None,
+        help="the dbt project (default: DBT_PROJECT_DIR, else the current folder or the nearest parent "
+        "holding dbt_project.yml)",
+    )
+    parser.add_argument(
+        "--profiles-dir",
+        default=None,
+        help="the folder of profiles.yml (default: DBT_PROFILES_DIR, else the project's profiles folder)",
+    )
 
 
 def parse_vars(text: str | None) -> dict[str, Any]:
@@ -55,17 +107,18 @@ def parse_vars(text: str | None) -> dict[str, Any]:
     return values
 
 
-def _partial_project(project_dir: Path = PROJECT_ROOT) -> Any:
+def _partial_project(project: Path | None = None) -> Any:
     """dbt_project.yml as dbt reads it (its YAML loader, unrendered: dbt renders vars as used)."""
     from dbt.config.project import PartialProject
 
-    return PartialProject.from_project_root(str(project_dir), verify_version=False)
+    return PartialProject.from_project_root(str(project or project_dir()), verify_version=False)
 
 
-def project_vars(cli_vars: dict[str, Any] | None = None, project_dir: Path = PROJECT_ROOT) -> dict[str, Any]:
+def project_vars(cli_vars: dict[str, Any] | None = None, project: Path | None = None) -> dict[str, Any]:
     """The vars a model sees through var(): --vars over the project-scoped vars over the global
-    ones (dbt's ConfiguredVar order); values as dbt_project.yml writes them."""
-    partial = _partial_project(Path(project_dir))
+    ones (dbt's ConfiguredVar order); values as dbt_project.yml writes them; `project`: another
+    project than this process's."""
+    partial = _partial_project(Path(project) if project else None)
     declared = partial.project_dict.get("vars") or {}
     scoped = declared.get(partial.project_name) or {}
     return {**declared, **scoped, **(cli_vars or {})}
@@ -92,9 +145,10 @@ def _profiles() -> tuple[str, dict[str, Any]]:
     from dbt.config.renderer import DbtProjectYamlRenderer
 
     profile_name = _partial_project().render_profile_name(DbtProjectYamlRenderer(None, {}))
-    profiles = read_profile(str(PROFILES_DIR))
+    profiles_file = profiles_dir() / "profiles.yml"
+    profiles = read_profile(str(profiles_dir()))
     if profile_name not in profiles:
-        raise SettingsError(f"no profile {profile_name!r} (dbt_project.yml's `profile`) in {PROFILES_DIR}/profiles.yml")
+        raise SettingsError(f"no profile {profile_name!r} (dbt_project.yml's `profile`) in {profiles_file}")
     return profile_name, profiles[profile_name]
 
 

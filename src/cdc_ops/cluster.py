@@ -32,7 +32,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, cluster_conf, cluster_home, port_open, profile_target
+from cdc_dbt_spark.connection import cluster_conf, cluster_home, port_open, profile_target
+from cdc_dbt_spark.settings import add_project_arguments, project_dir, use_project
 from cdc_ops.thrift_server import server_command
 
 log = logging.getLogger("cluster")
@@ -99,7 +100,7 @@ class Cluster:
         with log_path.open("w") as output:
             process = subprocess.Popen(
                 command,
-                cwd=PROJECT_ROOT,
+                cwd=project_dir(),
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 env=environment,
@@ -353,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("action", choices=["start", "stop", "status"])
     parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for each service (default 180)")
+    add_project_arguments(parser)
     args = parser.parse_args(argv)
+    use_project(args.project_dir, args.profiles_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         cluster = Cluster()

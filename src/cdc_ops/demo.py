@@ -8,18 +8,23 @@ nothing twice and rebuilds incrementally.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 
 from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
-from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.connection import connect
 from cdc_dbt_spark.loader import land, project_formats
+from cdc_dbt_spark.settings import add_project_arguments, profiles_dir, project_dir, use_project
 
 log = logging.getLogger("demo")
-SAMPLES = PROJECT_ROOT / "sample_data"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_project_arguments(parser)
+    args = parser.parse_args(argv)
+    use_project(args.project_dir, args.profiles_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:  # every format's schema files, before anything is landed
         for source_format, settings in project_formats().items():
@@ -28,7 +33,7 @@ def main() -> int:
         log.error("%s", exc)
         return 2
     for source_format in project_formats():
-        folder = SAMPLES / source_format
+        folder = project_dir() / "sample_data" / source_format
         if not folder.is_dir():
             log.warning("no sample messages for %s under %s", source_format, folder)
             continue
@@ -39,7 +44,7 @@ def main() -> int:
 
     from dbt.cli.main import dbtRunner
 
-    result = dbtRunner().invoke(["build", "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
+    result = dbtRunner().invoke(["build", "--profiles-dir", str(profiles_dir()), "--project-dir", str(project_dir())])
     if not result.success:
         log.error("dbt build failed; see logs/dbt.log")
         return 1

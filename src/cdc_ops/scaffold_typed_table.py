@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from cdc_dbt_spark.connection import connect
-from cdc_dbt_spark.settings import PROFILES_DIR, PROJECT_ROOT, project_vars
+from cdc_dbt_spark.settings import add_project_arguments, profiles_dir, project_vars, use_project
 
 log = logging.getLogger("scaffold_typed_table")
 TYPED_DIR = Path("models") / "marts" / "typed"
@@ -75,7 +75,7 @@ def discover_columns(table_id: str, name: str, target: str | None, project_dir: 
     from dbt.cli.main import dbtRunner
 
     typed_tables = {
-        **(project_vars(project_dir=project_dir).get("cdc_typed_tables") or {}),
+        **(project_vars(project=project_dir).get("cdc_typed_tables") or {}),
         name: {"table_id": table_id},
     }
     # the macro's ref() runs only when executing: dbt must be told of it (its hint line), and the
@@ -84,7 +84,7 @@ def discover_columns(table_id: str, name: str, target: str | None, project_dir: 
     arguments = [
         *("--log-level", "none", "compile", "--inline", inline),
         *("--vars", json.dumps({"cdc_typed_tables": typed_tables})),
-        *("--profiles-dir", str(PROFILES_DIR), "--project-dir", str(project_dir)),
+        *("--profiles-dir", str(profiles_dir()), "--project-dir", str(project_dir)),
         *(("--target", target) if target else ()),
     ]
     result = dbtRunner().invoke(arguments)
@@ -195,16 +195,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", help="model name prefix (default: table_id made an identifier)")
     parser.add_argument("--key-columns", help="comma-separated key override (default: the key the messages carry)")
     parser.add_argument("--target", help="dbt target to read cdc_history from (default: the profile's)")
-    parser.add_argument("--project-dir", type=Path, default=PROJECT_ROOT, help="dbt project to write into")
+    add_project_arguments(parser)  # the project written into
     args = parser.parse_args(argv)
+    project = use_project(args.project_dir, args.profiles_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     name = args.name or default_name(args.table_id)
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
         raise SystemExit(f"--name {name!r} must be a lower-case identifier")
-    columns, key_columns, source_format = discover(args.table_id, name, args.target, args.project_dir)
+    columns, key_columns, source_format = discover(args.table_id, name, args.target, project)
     override = [c.strip() for c in args.key_columns.split(",")] if args.key_columns else None
-    add_config_line(args.project_dir, name, args.table_id, override)
-    write_models(args.project_dir, name, args.table_id, columns, override or key_columns, source_format)
+    add_config_line(project, name, args.table_id, override)
+    write_models(project, name, args.table_id, columns, override or key_columns, source_format)
     log.info(
         "wrote %s_history and %s_current (%d columns); now: dbt build --profiles-dir profiles "
         "--select +%s_history +%s_current",

@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, port_open, profile_target, spark_conf
+from cdc_dbt_spark.connection import port_open, profile_target, spark_conf
+from cdc_dbt_spark.settings import add_project_arguments, project_dir, use_project
 
 log = logging.getLogger("thrift_server")
 SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
@@ -27,7 +28,7 @@ SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
 
 def _state_dir() -> Path:
     home = Path(os.environ.get("CDC_SPARK_HOME", ".spark"))
-    path = home if home.is_absolute() else PROJECT_ROOT / home
+    path = home if home.is_absolute() else project_dir() / home
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -67,7 +68,7 @@ def start(timeout: float = 180) -> int:
     with log_path.open("w") as output:
         process = subprocess.Popen(
             command,
-            cwd=PROJECT_ROOT,
+            cwd=project_dir(),
             stdout=output,
             stderr=subprocess.STDOUT,
             env=environment,
@@ -111,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Start or stop a local Spark Thrift Server for target thrift.")
     parser.add_argument("action", choices=["start", "stop"])
     parser.add_argument("--timeout", type=float, default=180, help="seconds to wait for the server to listen")
+    add_project_arguments(parser)
     args = parser.parse_args(argv)
+    use_project(args.project_dir, args.profiles_dir)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     return start(args.timeout) if args.action == "start" else stop()
 

@@ -17,7 +17,7 @@ import logging
 import sys
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT
+from cdc_testkit import PROJECT_ROOT
 from cdc_testkit.avro_files import write_datastream_avro
 from cdc_testkit.encoders.datastream import datastream_json
 from cdc_testkit.scenario import Change

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from cdc_dbt_spark.connection import PROJECT_ROOT
+from cdc_testkit import PROJECT_ROOT
 
 SAMPLES = PROJECT_ROOT / "sample_data" / "dataworks_json"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from cdc_dbt_spark.connection import PROJECT_ROOT
+from cdc_testkit import PROJECT_ROOT
 from cdc_testkit.avro_files import write_dts_avro
 from cdc_testkit.encoders.dts import dts_avro
 from cdc_testkit.scenario import Change

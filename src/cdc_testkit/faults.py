@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT
+from cdc_testkit import PROJECT_ROOT
 
 DBT = str(Path(sys.executable).parent / "dbt")
 BUILD = (DBT, "build", "--profiles-dir", "profiles", "--exclude-resource-type", "unit_test")

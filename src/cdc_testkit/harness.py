@@ -12,9 +12,12 @@ import json
 import os
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT, connect
+from cdc_dbt_spark.connection import connect
 from cdc_dbt_spark.loader import land
-from cdc_dbt_spark.settings import parse_vars
+from cdc_dbt_spark.settings import parse_vars, use_project
+from cdc_testkit import PROJECT_ROOT
+
+use_project(PROJECT_ROOT)  # the in-process loader works on this checkout, whatever the current folder
 
 # the third-party samples the tests read: ../shared/thirdparty beside the checkout (a git worktree
 # may sit deeper: the nearest one above it); the suite's conftest stops the run if there is none

@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from cdc_dbt_spark.connection import PROJECT_ROOT
-from cdc_dbt_spark.settings import project_formats, project_vars
+from cdc_dbt_spark.settings import project_formats, project_vars, use_project
+from cdc_testkit import PROJECT_ROOT
 from cdc_testkit.encoders import CANNOT_TRUNCATE, ENCODERS
 from cdc_testkit.faults import (
     BUILD,
@@ -168,6 +168,7 @@ def soak_round(formats: list[str], args: argparse.Namespace, number: int, rng: r
 
 
 def main(argv: list[str] | None = None) -> int:
+    use_project(PROJECT_ROOT)  # the checkout this tool measures
     known = [name for name in ENCODERS if name in project_formats()]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--streams", type=int, default=50, help="random streams per format and round (default 50)")

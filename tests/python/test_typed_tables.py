@@ -7,12 +7,14 @@ run it in theirs: one configuration line, two one-line model files, their YAML w
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import yaml
 
+from cdc_dbt_spark.settings import use_project
 from cdc_ops.scaffold_typed_table import main as scaffold
 from cdc_testkit.encoders import dataworks_json
 from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
@@ -25,7 +27,7 @@ def change(kind: str, sequence: int, before=None, after=None, ddl=None) -> Chang
 
 def copy_project(destination: Path) -> Path:
     destination.mkdir(parents=True)
-    for name in ("dbt_project.yml", "models", "macros", "seeds"):
+    for name in ("dbt_project.yml", "profiles", "models", "macros", "seeds"):
         source = PROJECT_ROOT / name
         if source.is_dir():
             shutil.copytree(source, destination / name)
@@ -71,8 +73,12 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
 
     copy = copy_project(tmp_path / "project")
     project._env()
-    assert scaffold(["shop.orders", "--project-dir", str(copy)]) == 0
-    assert scaffold([f"shop.{hostile}", "--name", "hostile", "--project-dir", str(copy)]) == 0
+    try:
+        assert scaffold(["shop.orders", "--project-dir", str(copy)]) == 0
+        assert scaffold([f"shop.{hostile}", "--name", "hostile", "--project-dir", str(copy)]) == 0
+    finally:  # a command's main fixes its process's project (and folder): this process's is the checkout
+        use_project(PROJECT_ROOT)
+        os.chdir(PROJECT_ROOT)
 
     # one configuration line, two one-line models, their YAML with the key tests
     config = yaml.safe_load((copy / "dbt_project.yml").read_text())["vars"]["cdc_typed_tables"]

@@ -1,0 +1,59 @@
+"""The loader works on the project it is run in, found as dbt finds it, never on the checkout
+its package was installed from: one virtual environment may serve several clones."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from cdc_testkit.faults import short_lived_java_options
+from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
+
+LOADER = (sys.executable, "-m", "cdc_dbt_spark.loader")
+
+
+def clone(destination: Path) -> Path:
+    """What the loader reads of a clone: its dbt_project.yml and profiles."""
+    destination.mkdir(parents=True)
+    shutil.copy(PROJECT_ROOT / "dbt_project.yml", destination)
+    shutil.copytree(PROJECT_ROOT / "profiles", destination / "profiles")
+    (destination / "models").mkdir()
+    return destination
+
+
+def load(cwd: Path, schema: str, *arguments: str) -> subprocess.CompletedProcess:
+    # the environment of a user's shell: no warehouse or project named, the embedded default
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith(("CDC_", "DBT_PROJECT", "DBT_PROFILES"))
+    }
+    environment |= {"CDC_SCHEMA": schema, "CDC_DRIVER_JAVA_OPTIONS": short_lived_java_options()}
+    return subprocess.run([*LOADER, *arguments], env=environment, cwd=cwd, capture_output=True, text=True)
+
+
+def test_loader_lands_in_the_project_it_runs_in(tmp_path: Path) -> None:
+    """The package is installed from this checkout (the first clone); a load run inside a
+    second clone, from one of its subfolders, lands in the second clone's warehouse and
+    says so; nothing reaches the first's. --project-dir names the same project from outside."""
+    second = clone(tmp_path / "second")
+    schema = f"t_{uuid.uuid4().hex[:10]}"
+    messages = write_jsonl(tmp_path / "messages.jsonl", [{"payload": {"op": "MHEARTBEAT", "n": n}} for n in range(5)])
+
+    inside = load(second / "models", schema, "--format", "dataworks_json", str(messages))
+    assert inside.returncode == 0, inside.stderr[-3000:]
+    table = second / ".spark" / "warehouse" / f"{schema}.db" / "raw_cdc_messages"
+    assert f"project {second}: landing in {schema}.raw_cdc_messages at file:{table}" in inside.stderr, inside.stderr
+    assert "5 messages from 1 files" in inside.stderr, inside.stderr
+    assert (table / "_delta_log").is_dir()
+    assert not (PROJECT_ROOT / ".spark" / "warehouse" / f"{schema}.db").exists()
+
+    outside = load(tmp_path, schema, "--project-dir", str(second), "--format", "dataworks_json", str(messages))
+    assert outside.returncode == 0, outside.stderr[-3000:]
+    assert f"skipping {messages}: already landed" in outside.stderr, outside.stderr
+
+    nowhere = load(tmp_path, schema, "--format", "dataworks_json", str(messages))
+    assert nowhere.returncode != 0
+    assert f"no dbt_project.yml in {tmp_path} or above" in nowhere.stderr, nowhere.stderr
