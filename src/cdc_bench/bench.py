@@ -13,14 +13,20 @@ Steps, on the same data and Spark settings (the local target), in one run:
                    dropped, one change per position, an events table written before history); with the full
                    load's seconds, `one_pass_bound`: the least full can cost while doing what the contract asks
   6. incremental   land a further 1% of events, then dbt build
+     hand_merge    the same 1% merged into the hand-written job's history (a Delta table) by the SCD2 MERGE of
+                   Delta's documentation (cdc_bench.hand_written.merge_dataworks_json): the anchor for increments
   7. anchor        Spark's own Auto CDC (pyspark.pipelines.create_auto_cdc_flow, SCD type 2)
                    over the same canonical events, if it can run here (else: why not)
-  8. small         land --small-messages more messages and dbt build, as a user runs them: two
+  8. increments    --increments small runs (--small-messages each) in a row in this process, as a runner does
+                   them (land, dbt build), the seconds of each; then cdc_history's file count and the time of a
+                   full scan of cdc_current, before and after `dbt run-operation cdc_maintain`
+  9. small         land --small-messages more messages and dbt build, as a user runs them: two
                    commands, each its own process and JVM (after the bench's own Spark is stopped)
+ 10. user_increment  a further 1% of events landed and built as a user runs them (two processes)
 Prints a table and writes a JSON report (events, bytes, seconds, events/s, peak driver memory,
 full/floor, full/hand_written, bound/floor, bound/hand_written, one_pass_bound/floor,
-one_pass_bound/hand_written, incremental/full, ours/anchor, small
-against its limit). Not part of the test suite.
+one_pass_bound/hand_written, incremental/full, incremental/hand_merge, user_increment/full, ours/anchor,
+small against its limit). Not part of the test suite.
 
     python scripts/bench.py --target cluster --events 2000000 --keys 200000
 
@@ -50,11 +56,13 @@ from cdc_bench.steps import (
     DriverMemory,
     Step,
     anchor_auto_cdc,
+    hand_merge,
     hand_written,
+    increments,
     run_dbt,
-    small_run,
     thrift_server_pid,
     typed_image_sql,
+    user_run,
 )
 from cdc_dbt_spark.connection import cluster_conf, cluster_spark, connect, end_spark
 from cdc_dbt_spark.loader import LANDING_TABLE, land
@@ -83,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=20, help="files the full load is written into")
     parser.add_argument(
         "--small-messages", type=int, default=1000, help="messages of the small run (after the incremental one)"
+    )
+    parser.add_argument(
+        "--increments",
+        type=int,
+        default=100,
+        help="small increments (of --small-messages each) run in a row in the bench's process (default 100)",
     )
     parser.add_argument(
         "--target",
@@ -215,13 +229,32 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
 
+    # the same increment by the SCD2 MERGE a Spark user writes from Delta's documentation
+    steps.append(
+        hand_merge(
+            spark,
+            args.format,
+            lambda: spark.read.text(str(work / "base")),
+            lambda: spark.read.text(str(work / "extra")),
+            extra,
+            work / "hand_merge",
+            memory,
+        )
+    )
+
     memory.reset()
     steps.append(anchor_auto_cdc(spark, "bench", work))
+    if args.increments:
+        folders = [work / "increments" / f"{number:03d}" for number in range(args.increments)]
+        steps.append(increments(spark, args.format, folders, "bench"))
 
     # last: the small run's commands open the metastore themselves (local) or need the cluster's cores
     # (cluster), so this process must let go of its Spark first
     end_spark(spark)
-    steps.append(small_run(args.format, files["small"], work, {**os.environ, **bench_env}))
+    environment = {**os.environ, **bench_env}
+    steps.append(user_run("small", args.format, files["small"], work / "small", work, environment))
+    user_increment = files["user_increment"]
+    steps.append(user_run("user_increment", args.format, user_increment, work / "user_increment", work, environment))
 
     by_name = {step.name: step for step in steps}
 
@@ -247,13 +280,15 @@ def main(argv: list[str] | None = None) -> int:
         "one_pass_bound/floor": ratio(one_pass_bound, "floor"),
         "one_pass_bound/hand_written": ratio(one_pass_bound, "hand_written"),
         "incremental/full": ratio("incremental", "full"),
+        "incremental/hand_merge": ratio("incremental", "hand_merge"),
+        "user_increment/full": ratio("user_increment", "full"),
         "ours/anchor": ratio("full", "anchor"),
     }
     small_seconds = by_name["small"].seconds
     acceptance = {"small_s": round(small_seconds, 1), "limit_s": SMALL_LIMIT_S, "met": small_seconds <= SMALL_LIMIT_S}
     print(f"\n{'step':19s} {'events':>10s} {'MB':>8s} {'seconds':>9s} {'events/s':>10s} {'peak MB':>8s}  note")
     for step in steps:
-        parts = {name: value for name, value in step.parts.items() if name != "slowest_s"}
+        parts = {name: value for name, value in step.parts.items() if name not in ("slowest_s", "seconds_each")}
         # the small run's JVMs are other processes: their memory is not measured
         peak = f"{step.peak_driver_mb:8.0f}" if step.peak_driver_mb else f"{'-':>8s}"
         print(

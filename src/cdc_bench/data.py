@@ -42,16 +42,24 @@ BLOCK = 100_000
 
 
 def generate(args: argparse.Namespace, work: Path) -> dict[str, MessageFiles]:
-    """Messages of the full load (`--events` changes, folder base), a further 1% in commit order after it
-    (extra) and the small run's changes after that (small, `--small-messages` messages), with duplicates and
-    displaced messages (swapped within blocks of BLOCK)."""
-    total = int(args.events * 1.01)
+    """Messages of the full load (`--events` changes, folder base), then, in commit order as the bench lands
+    them: a further 1% (extra), `--increments` small runs (increments/NNN) and the small run (small), each of
+    `--small-messages` messages, and another 1% (user_increment: landed and built as a user runs them); with
+    duplicates and displaced messages (swapped within blocks of BLOCK)."""
+    increment = args.events // 100
+    files_of_increment = max(1, args.files // 100)
+    small = [*(f"increments/{number:03d}" for number in range(args.increments)), "small"]
+    # (folder, files, changes or None, messages or None) in stream order
+    segments = [("base", args.files, args.events, None), ("extra", files_of_increment, increment, None)]
+    segments += [(name, 1, None, args.small_messages) for name in small]
+    segments.append(("user_increment", files_of_increment, increment, None))
+    total = args.events + 2 * increment
     scenario = Scenario(
         seed=args.seed,
         tables=args.tables,
         keys=max(1, args.keys // args.tables),
-        # the stream is cut below once the small run has its messages: its length only needs to suffice
-        events=total + 10 * args.small_messages + 1000,
+        # the small runs are cut by messages: the stream's length only needs to suffice
+        events=total + 10 * args.small_messages * len(small) + 1000,
         delete_share=args.delete_share,
         key_change_share=0.0,
         truncate_every=0,
@@ -70,28 +78,28 @@ def generate(args: argparse.Namespace, work: Path) -> dict[str, MessageFiles]:
             texts[i], texts[j] = texts[j], texts[i]
         return texts
 
-    files = {
-        "base": MessageFiles(work / "base", args.files),
-        "extra": MessageFiles(work / "extra", max(1, args.files // 100)),
-        "small": MessageFiles(work / "small", 1),
-    }
-    block: list = []
-    small_messages = 0
-    for number, change in enumerate(scenario.stream(), start=1):
-        block.append(change)
-        if number > total:
-            # whole changes (an update's two messages stay together), so about --small-messages messages
-            small_messages += len(message_lines([change], args.format))
-            if small_messages >= args.small_messages:
-                break
-            continue
-        # blocks never straddle the end of the full load
-        if len(block) == BLOCK or number == args.events or number == total:
-            files["base" if number <= args.events else "extra"].write(len(block), render(block))
-            block = []
-            if number % 1_000_000 < BLOCK:
-                log.info("generated %d of %d changes", number, total)
-    files["small"].write(len(block), render(block))
-    for messages in files.values():
-        messages.close()
+    files = {name: MessageFiles(work / name, count) for name, count, _, _ in segments}
+    stream = iter(scenario.stream())
+    generated = 0
+    for name, _, changes, messages in segments:
+        block: list = []
+        if changes is not None:
+            # blocks of BLOCK changes, never straddling the end of a segment
+            for number in range(1, changes + 1):
+                block.append(next(stream))
+                if len(block) == BLOCK or number == changes:
+                    files[name].write(len(block), render(block))
+                    block = []
+                generated += 1
+                if generated % 1_000_000 == 0:
+                    log.info("generated %d of %d changes", generated, total)
+        else:
+            # whole changes (an update's two messages stay together), so about `messages` messages
+            count = 0
+            while count < messages:
+                block.append(next(stream))
+                count += len(message_lines(block[-1:], args.format))
+            files[name].write(len(block), render(block))
+    for message_files in files.values():
+        message_files.close()
     return files
