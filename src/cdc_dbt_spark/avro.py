@@ -72,7 +72,8 @@ def load_schema(value: str, setting: str = "avro_schema") -> Any:
 def check_schemas(source_format: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Read every schema file a format's settings name, so that a wrong path stops a load
     before it starts, with the var to set (rather than every message failing alike). The
-    settings with those paths absolute: Spark's tasks read them in folders of their own."""
+    settings with the file each path names (`avro_schema_files`, absolute): Spark's tasks read them
+    in folders of their own, and say in their reasons the paths as the settings write them."""
     var = f"cdc_formats.{source_format}"
     if not settings.get("avro_schema"):
         return settings
@@ -80,17 +81,20 @@ def check_schemas(source_format: str, settings: dict[str, Any]) -> dict[str, Any
     writers = settings.get("avro_writer_schemas") or []
     for writer in writers:
         load_schema(writer, f"{var}.avro_writer_schemas")
-    return settings | {
-        "avro_schema": str(resolve_setting_path(settings["avro_schema"])),
-        "avro_writer_schemas": [str(resolve_setting_path(writer)) for writer in writers],
-    }
+    named = [settings["avro_schema"], *writers]
+    return settings | {"avro_schema_files": {value: str(resolve_setting_path(value)) for value in named}}
+
+
+def _schema_file(settings: dict[str, Any], value: str) -> str:
+    """The file a schema setting names: as check_schemas resolved it on the driver, else the value."""
+    return (settings.get("avro_schema_files") or {}).get(value, value)
 
 
 def split_avro(path: Path, data: bytes, settings: dict[str, Any] | None = None) -> Iterator[Message]:
     settings = settings or {}
     record_names = bool(settings.get("avro_union_record_names", False))
     if data[:4] == AVRO_MAGIC:
-        yield from _split_container(data, record_names, settings.get("avro_schema"))
+        yield from _split_container(data, record_names, settings.get("avro_schema"), settings)
     elif settings.get("avro_schema"):
         yield from _split_base64_lines(data, settings, record_names)
     else:
@@ -99,13 +103,16 @@ def split_avro(path: Path, data: bytes, settings: dict[str, Any] | None = None) 
         )
 
 
-def _split_container(data: bytes, record_names: bool, schema: str | None) -> Iterator[Message]:
+def _split_container(
+    data: bytes, record_names: bool, schema: str | None, settings: dict[str, Any]
+) -> Iterator[Message]:
     """Records read with the writer schema in the file's header, resolved to `schema` if set.
     A block that cannot be read lands as one message with a loader_error (where, and what was
     skipped), and reading resumes at the next whole block; a record that does not resolve to
     `schema` (e.g. an enum symbol of a newer writer) lands in its writer's form with a
     loader_error, and the records after it still land."""
-    reader_schema = load_schema(schema) if schema else None  # outside the try: a setting, not the file
+    # outside the try: a setting, not the file
+    reader_schema = load_schema(_schema_file(settings, schema)) if schema else None
     header_stream = io.BytesIO(data)
     try:
         header = fastavro.schemaless_reader(header_stream, HEADER_SCHEMA)
@@ -188,11 +195,11 @@ def _next_block(data: bytes, head: bytes, marker: bytes, position: int) -> int |
 def decode_datum(datum: bytes, settings: dict[str, Any], record_names: bool = True) -> Any:
     """Decode one schemaless datum with the first writer schema that consumes it exactly; if
     none does, the error says, for each, at which field it failed."""
-    reader_schema = load_schema(settings["avro_schema"])
+    reader_schema = load_schema(_schema_file(settings, settings["avro_schema"]))
     writers = [settings["avro_schema"], *settings.get("avro_writer_schemas", [])]
     errors = []
     for number, writer in enumerate(writers):
-        writer_schema = load_schema(writer, "avro_writer_schemas" if number else "avro_schema")
+        writer_schema = load_schema(_schema_file(settings, writer), "avro_writer_schemas" if number else "avro_schema")
         buffer = io.BytesIO(datum)
         try:
             record = fastavro.schemaless_reader(buffer, writer_schema, reader_schema, return_record_name=record_names)
