@@ -1,16 +1,42 @@
 {#
-    The landing table's partitions, [{load_batch_id, source_format}], from its partition
-    values (Delta Lake's SHOW PARTITIONS reads them from the table's log: no data scanned);
-    empty when the table is missing.
+    The landing table's partitions, [{load_batch_id, source_format}]; empty when the table is
+    missing. Above the watermark they are read from the landing table itself, pruned to those
+    partitions (a run reads its new batches' files, not every landed file: Delta's SHOW
+    PARTITIONS reads them all, ~1 s a call at 2M messages and growing with the table); at or
+    below it, from the ledger cdc_load_batches, which holds every batch a run took. Read once
+    per dbt invocation and kept in its `graph` (one object per invocation, shared by its nodes):
+    a build asks a dozen times (its models' plans, its data tests' scope), and each query pays
+    Delta's snapshot and file listing; one build sees one landing.
 #}
 {% macro cdc_landed_partitions() %}
     {% set landing = source('cdc_landing', 'raw_cdc_messages') %}
     {% if adapter.get_relation(database=landing.database, schema=landing.schema, identifier=landing.identifier) is none %}
         {{ return([]) }}
     {% endif %}
+    {% set memo_key = 'cdc_landed_partitions ' ~ invocation_id %}
+    {% if memo_key in graph %}
+        {{ return(graph[memo_key]) }}
+    {% endif %}
+    {% set watermark = cdc_batch_watermark() %}
+    {% set ledger = cdc_previous_run_relation('cdc_load_batches') if watermark >= 0 else none %}
+    {% set partitions_query %}
+        select distinct
+            load_batch_id,
+            source_format
+        from {{ landing }}
+        where load_batch_id > {{ watermark }}
+        {% if ledger is not none %}
+            union
+            select
+                load_batch_id,
+                source_format
+            from {{ ledger }}
+        {% endif %}
+    {% endset %}
     {% set partitions = [] %}
-    {% for row in run_query('show partitions ' ~ landing).rows %}
+    {% for row in run_query(partitions_query).rows %}
         {% do partitions.append({'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format']}) %}
     {% endfor %}
+    {% do graph.update({memo_key: partitions}) %}
     {{ return(partitions) }}
 {% endmacro %}

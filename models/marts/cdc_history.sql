@@ -6,6 +6,10 @@
         cdc_merge='scd2_versions',
         partition_by=['is_current', 'history_partition'],
         pre_hook='{{ cdc_history_prepare() }}',
+        post_hook=[
+            'drop view if exists {{ cdc_history_touched_versions_view() }}',
+            'drop view if exists {{ cdc_history_merge_scope_view() }}',
+        ],
     )
 }}
 -- depends_on: {{ ref('int_cdc_touched_keys') }}
@@ -41,6 +45,26 @@
     'row_image', 'valid_from_sequence', 'valid_to_sequence', 'commit_ts', 'event_id',
     'source_format', 'key_bucket', 'is_current', 'history_partition',
 ] -%}
+{#- read from the partitions the plan names; cached while a run runs (cdc_history_cache_touched_versions) -#}
+{%- set touched_versions_query -%}
+    select
+        {% for column in history_columns %}stored.{{ column }},{% endfor %}
+        max(if(stored.valid_from_sequence < touched_keys.replay_from_sequence, stored.version_number, null))
+            over (partition by stored.table_id, stored.key_json)
+            as prior_version_number
+    from {{ this }} as stored
+    inner join {{ ref('int_cdc_touched_keys') }} as touched_keys
+        on
+            stored.table_id = touched_keys.table_id
+            and stored.key_json = touched_keys.key_json
+    where
+        (stored.is_current and stored.history_partition in ({{ plan.current_buckets | join(', ') }}))
+        {% if plan.closed_partitions %}
+            or (not stored.is_current and stored.history_partition in ({{ plan.closed_partitions | join(', ') }}))
+        {% endif %}
+{%- endset -%}
+{%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query)
+    if plan.incremental and plan.current_buckets else none -%}
 {% if plan.incremental and not plan.current_buckets %}
     -- nothing new: nothing is merged
     select
@@ -60,30 +84,10 @@
             from {{ ref('int_cdc_touched_keys') }}
         ),
 
-        -- the partitions holding versions of the touched keys, as stored
-        stored as (
-            select {{ history_columns | join(', ') }}
-            from {{ this }}
-            where
-                (is_current and history_partition in ({{ plan.current_buckets | join(', ') }}))
-                {% if plan.closed_partitions %}
-                    or (not is_current and history_partition in ({{ plan.closed_partitions | join(', ') }}))
-                {% endif %}
-        ),
-
         -- the stored versions of the touched keys, each with the last version the key had
         -- before its replay position: the replay starts from that one
         touched_versions as (
-            select
-                stored.*,
-                max(if(stored.valid_from_sequence < touched_keys.replay_from_sequence, stored.version_number, null))
-                    over (partition by stored.table_id, stored.key_json)
-                    as prior_version_number
-            from stored
-            inner join touched_keys
-                on
-                    stored.table_id = touched_keys.table_id
-                    and stored.key_json = touched_keys.key_json
+            {{ touched_versions_query if touched_versions is none else 'select * from ' ~ touched_versions }}
         ),
 
         -- the prior version and every later one are recomputed

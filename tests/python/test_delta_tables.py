@@ -65,6 +65,11 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     after = state(project)
     state_without_built_at = state(project, built_at=False)
     assert after[0] != before[0] and len(after[2]) == len(before[2]) + 1
+    # that incremental run replayed the touched keys from their stored versions read once, into
+    # a cached session view, and let its session views (and the cache) go with the run
+    compiled = project.targets / project.schema / "compiled" / "cdc" / "models" / "marts" / "cdc_history.sql"
+    assert "select * from cdc_history__touched_versions" in compiled.read_text()
+    assert project.query("show views like 'cdc_history__*'") == []
 
     # the build undone: every model's table as it was, the watermark too
     project.dbt("run-operation", "cdc_restore", "--args", json.dumps({"as_of": as_of}))
