@@ -101,6 +101,8 @@ PROGRESS_SECONDS = 5.0
 # How long a loader waits for another loader that is creating the landing table at the same
 # moment (Delta refuses a second create while the first one's log folder holds no commit yet).
 CREATE_WAIT_SECONDS = 60.0
+# what `create table if not exists` fails with while another loader is creating the table
+CREATE_RACE_SIGNS = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_PROTOCOL_CHANGED", "already exists")
 
 
 def iter_files(paths: Iterable[str]) -> Iterator[Path]:
@@ -148,16 +150,17 @@ class Landing:
 
     def _create(self) -> None:
         """`create table if not exists`, waiting out a loader that creates the table at this
-        moment: Delta then finds the folder written but not yet a table, or the metastore has
-        the name already. Once that loader is done, the statement is a no-op; a folder that
-        stays not empty and not Delta (no loader is creating it) fails after CREATE_WAIT_SECONDS."""
+        moment: Delta then finds the folder written but not yet a table, or both commit the
+        table's first version and one loses (DELTA_PROTOCOL_CHANGED), or the metastore has the
+        name already. Once that loader is done, the statement is a no-op; a folder that stays
+        not empty and not Delta (no loader is creating it) fails after CREATE_WAIT_SECONDS."""
         deadline = time.monotonic() + CREATE_WAIT_SECONDS
         while True:
             try:
                 self.connection.sql(LANDING_DDL.format(schema=self.connection.schema, table=LANDING_TABLE))
                 return
             except Exception as exc:  # PyHive and PySpark raise their own classes
-                racing = "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" in str(exc) or "already exists" in str(exc)
+                racing = any(sign in str(exc) for sign in CREATE_RACE_SIGNS)
                 if not racing or time.monotonic() > deadline:
                     raise
                 log.info("waiting for %s to be created by another loader", self.table)
