@@ -5,6 +5,7 @@
         unique_key=['table_id', 'key_json', 'version_number'],
         cdc_merge='scd2_versions',
         partition_by=['is_current', 'history_partition'],
+        tblproperties={'delta.enableDeletionVectors': 'true'},
         pre_hook='{{ cdc_history_prepare() }}',
         post_hook=[
             'drop view if exists {{ cdc_history_touched_versions_view() }}',
@@ -28,7 +29,8 @@
     touched key from its replay position (int_cdc_touched_keys), starting from the last
     version it had before that position, and MERGEs the result (cdc_history_merge_sql): the
     versions it opens, closes or changes are written, the stored versions it replays away
-    deleted, and no other row is rewritten. It reads the current versions of the touched
+    deleted, and no other row is rewritten: deletion vectors (on this table only, see the
+    README) mark the rows it replaces. It reads the current versions of the touched
     buckets and, for a late change (older than a key's current version), the closed
     partitions holding the versions it changes (cdc_history_plan).
 #}

@@ -62,6 +62,19 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     assert [read for read in observed if tuple(read["seen"]) not in committed] == []
     assert any(build_started <= read["started"] and read["ended"] <= build_ended for read in observed)
 
+    # deletion vectors on the one table whose rows a build updates and deletes, on no other:
+    # on a table without one, the feature costs a Spark job per read (README)
+    def deletion_vector_properties(table: str) -> list[tuple]:
+        properties = project.query(f"show tblproperties {{schema}}.{table}")
+        return sorted((name, value) for name, value in properties if "deletionvectors" in name.lower())
+
+    assert deletion_vector_properties("cdc_history") == [
+        ("delta.enableDeletionVectors", "true"),
+        ("delta.feature.deletionVectors", "supported"),
+    ]
+    appended_tables = ("raw_cdc_messages", "cdc_events", "cdc_load_batches")
+    assert [table for table in appended_tables if deletion_vector_properties(table)] == []
+
     after = state(project)
     state_without_built_at = state(project, built_at=False)
     assert after[0] != before[0] and len(after[2]) == len(before[2]) + 1
