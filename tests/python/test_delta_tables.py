@@ -63,7 +63,7 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     assert any(build_started <= read["started"] and read["ended"] <= build_ended for read in observed)
 
     # deletion vectors on the one table whose rows a build updates and deletes, on no other:
-    # on a table without one, the feature costs a Spark job per read (README)
+    # on a table with no vector yet, the feature costs a Spark job per read (README)
     def deletion_vector_properties(table: str) -> list[tuple]:
         properties = project.query(f"show tblproperties {{schema}}.{table}")
         return sorted((name, value) for name, value in properties if "deletionvectors" in name.lower())
