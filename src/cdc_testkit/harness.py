@@ -42,7 +42,6 @@ class Project:
         self.schema = schema
         self.target = target
         self.untested_builds = False  # a build ran without data tests since the last tested one
-        self.seeded = False  # a build loaded the seeds into this schema
 
     def _env(self) -> None:
         os.environ["CDC_SCHEMA"] = self.schema
@@ -72,17 +71,15 @@ class Project:
         run once, in the demo's build (test_demo_docs_freshness), and where unit_tests=True asks.
         The typed tables (models/marts/typed) read only the table they are configured for: the
         demo and test_typed_tables build them, other scenarios only where typed_tables=True asks
-        (5 of a small build's 34 nodes). The seeds load in the project's first build only: the
-        later ones would load the same CSV files again (about a second per build)."""
+        (5 of a small build's 34 nodes). The seeds load in the project's first build only (the
+        seed materialization leaves an unchanged seed as it is)."""
         skip = [] if tests else ["--exclude-resource-type", "test"]
-        skip += ["--exclude-resource-type", "seed"] if self.seeded else []
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
         skip += [] if typed_tables else ["--exclude", "path:models/marts/typed"]
         if tests and self.untested_builds:
             args = with_vars(args, cdc_test_scope="all")
         self.untested_builds = not tests
         self.dbt("build", *args, *skip)
-        self.seeded = True
 
     def query(self, sql: str) -> list[tuple]:
         self._env()

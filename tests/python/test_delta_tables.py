@@ -4,6 +4,7 @@ cdc_restore and cdc_maintain)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -119,3 +120,40 @@ def test_restore_names_a_bad_timestamp(project) -> None:
         "cdc_restore: argument `as_of` must be a UTC timestamp 'YYYY-MM-DD HH:MM:SS'; got 'yesterday'" in message
         for message in messages
     ), messages
+
+
+def test_a_seed_is_loaded_again_only_when_it_changed(project) -> None:
+    """The project's seed materialization (macros/materializations/seed.sql): a build leaves a
+    seed whose file is unchanged as it is, and replaces a changed one in one commit."""
+    table = "{schema}.cdc_table_keys"
+    with (PROJECT_ROOT / "seeds" / "cdc_table_keys.csv").open(newline="") as csv_file:
+        in_file = sorted(row["table_id"] for row in csv.DictReader(csv_file))
+
+    def versions() -> list[tuple[int, str]]:
+        return [(row[0], row[4]) for row in project.query(f"describe history {table}")]
+
+    project.dbt("seed", "--select", "cdc_table_keys")
+    loaded = versions()
+    assert loaded[0][1] == "CREATE OR REPLACE TABLE AS SELECT"
+    assert sorted(row[0] for row in project.query(f"select table_id from {table}")) == in_file
+
+    result = project.dbt("seed", "--select", "cdc_table_keys")
+    assert [node.message for node in result.result] == ["UNCHANGED"]
+    assert versions() == loaded  # no new commit
+
+    # a table that no longer holds what the file says, as after an edit of the file: the stored
+    # fingerprint differs from the file's, so the next load replaces the rows, in one commit
+    project.query(f"insert into {table} values ('stale.table', '[\"id\"]', 'not in the file')")
+    project.query(f"alter table {table} set tblproperties ('cdc.seed_fingerprint' = 'stale')")
+    project.dbt("seed", "--select", "cdc_table_keys")
+    assert sorted(row[0] for row in project.query(f"select table_id from {table}")) == in_file
+    assert [operation for _, operation in versions()[:3]] == [
+        "CREATE OR REPLACE TABLE AS SELECT",
+        "SET TBLPROPERTIES",
+        "WRITE",
+    ]
+
+    # --full-refresh loads it again although it is unchanged
+    before = len(versions())
+    project.dbt("seed", "--select", "cdc_table_keys", "--full-refresh")
+    assert len(versions()) == before + 1
