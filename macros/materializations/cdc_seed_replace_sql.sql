@@ -8,10 +8,12 @@
     {%- set quote_columns = config.get('quote_columns', none) -%}
     {%- set properties = config.get('tblproperties', {}).copy() -%}
     {%- do properties.update({'cdc.seed_fingerprint': fingerprint}) -%}
+    {%- set value_columns = [] -%}
     {%- set columns = [] -%}
     {%- for name in agate_table.column_names -%}
         {%- set type = column_types.get(name, adapter.convert_type(agate_table, loop.index0)) -%}
-        {%- do columns.append('cast(seed_value_' ~ loop.index ~ ' as ' ~ type ~ ') as '
+        {%- do value_columns.append('seed_value_' ~ loop.index) -%}
+        {%- do columns.append('cast(' ~ value_columns[-1] ~ ' as ' ~ type ~ ') as '
             ~ adapter.quote_seed_column(name | string, quote_columns)) -%}
     {%- endfor -%}
     {%- set rows = [] -%}
@@ -21,10 +23,6 @@
             {%- do values.append('null' if value is none else cdc_string_literal(value)) -%}
         {%- endfor -%}
         {%- do rows.append('(' ~ values | join(', ') ~ ')') -%}
-    {%- endfor -%}
-    {%- set value_columns = [] -%}
-    {%- for name in agate_table.column_names -%}
-        {%- do value_columns.append('seed_value_' ~ loop.index) -%}
     {%- endfor -%}
     create or replace table {{ relation }}
     {{ file_format_clause() }}
