@@ -2,7 +2,10 @@
     The condition on `column` that selects the landing batches this run processes: those
     above the watermark and, when var cdc_max_batches_per_run is set, only that many of them,
     oldest first, so that a large backlog is worked through in runs of bounded size. `true`
-    when every batch is taken (no literal -1: Hive's partition filter cannot take it).
+    when every batch is taken (no literal -1: Hive's partition filter cannot take it); `false`
+    when the landing holds no batch to take (cdc_pending_batches): Spark then plans each
+    model's reads as empty and scans nothing, where a filter on batches would still scan
+    what it joins them to (the current versions, for a truncate).
 #}
 {% macro cdc_new_batches(watermark, column='load_batch_id') %}
     {%- if watermark is not number or watermark != watermark | int or watermark < -1 -%}
@@ -10,6 +13,9 @@
     {%- endif -%}
     {%- if column is not string or not column | trim -%}
         {{ cdc_argument_error('cdc_new_batches', 'column', 'a column name or SQL expression (non-empty string)', column) }}
+    {%- endif -%}
+    {%- if execute and watermark >= 0 and not cdc_pending_batches(watermark) -%}
+        {{ return('false') }}
     {%- endif -%}
     {%- set ceiling = cdc_batch_ceiling(watermark) -%}
     {%- set conditions = [] -%}

@@ -1,6 +1,10 @@
 {#
     The landing batches of the latest run, for data tests: none when tests check every
     batch (var cdc_test_scope: all, a first or full build, or a last run that took them all).
+    In `dbt build`, the batches the build processes (pending when it started), also once it
+    has recorded them in the ledger: an empty list when it processes none, as its models then
+    wrote nothing. Otherwise (a `dbt test` after a run) the batches above the watermark, or
+    those of the last completed run.
 #}
 {% macro cdc_run_batches() %}
     {% set scope = var('cdc_test_scope', 'run') %}
@@ -11,9 +15,11 @@
     {% if scope == 'all' or watermark < 0 %}
         {{ return(none) }}
     {% endif %}
-    {% set ceiling = cdc_batch_ceiling(watermark) %}
-    {% set landed = cdc_landed_partitions() | map(attribute='load_batch_id') | select('gt', watermark) | unique | sort | list %}
-    {% set pending = landed if ceiling is none else landed | select('le', ceiling) | list %}
+    {% if flags.WHICH == 'build' %}
+        {% set started_at = cdc_invocation_watermark() %}
+        {{ return(none if started_at < 0 else cdc_pending_batches(started_at)) }}
+    {% endif %}
+    {% set pending = cdc_pending_batches(watermark) %}
     {% if pending %}
         {{ return(pending) }}
     {% endif %}

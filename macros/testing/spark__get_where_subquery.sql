@@ -7,8 +7,10 @@
       __cdc_run_keys__      every row of each key the run changes (table_id, key_json),
                             every key of a table it truncates
       __cdc_run_messages__  every row sharing a message_id with the run's batches
-    The run's batches are those above the watermark (what a build in progress processes)
-    or, when there are none, those of the last completed run (a `dbt test` after it).
+    The run's batches are, in `dbt build`, those the build processes (none when nothing was
+    landed since the last run: its models wrote nothing, so its tests check nothing); in
+    `dbt test`, those above the watermark or, when there are none, those of the last
+    completed run (cdc_run_batches).
     When a model's test fails, dbt build skips cdc_load_batches (it depends on every
     model): the run is not recorded, so the next build processes and checks it again.
 #}

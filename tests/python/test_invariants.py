@@ -186,6 +186,17 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
     copy_current_version(2)  # a key it changed
     assert failing_tests() == broken_key_tests
 
+    # a build with nothing new processes nothing: no commit to the history, and its tests check
+    # nothing (no row was written); a `dbt test` after it still checks the last run
+    def history_versions() -> int:
+        return len(project.query("describe history {schema}.cdc_history"))
+
+    versions = history_versions()
+    nothing_new = project.dbt("build", "--exclude-resource-type", "unit_test", "--exclude", "path:models/marts/typed")
+    assert {test.status for test in nothing_new.result if test.node.resource_type == "test"} == {"pass"}
+    assert history_versions() == versions
+    assert failing_tests() == broken_key_tests
+
     # the required columns are checked in the same pass over the versions: a null names its column
     key_2 = "key_json = '{{\"id\":2}}'"
     project.query(f"update {{schema}}.cdc_history set is_deleted = null where {key_2} and not is_current")
