@@ -11,13 +11,18 @@
     {% if scope not in ['run', 'all'] %}
         {{ exceptions.raise_compiler_error("cdc_run_batches: var cdc_test_scope must be `run` or `all`; got " ~ scope) }}
     {% endif %}
-    {% set watermark = cdc_batch_watermark() %}
-    {% if scope == 'all' or watermark < 0 %}
+    {#- not executing (parsed, compiled for docs): nothing is read, like a first build -#}
+    {% if scope == 'all' or not execute %}
         {{ return(none) }}
     {% endif %}
+    {#- a build needs only the watermark it started at (kept, no query per test) -#}
     {% if flags.WHICH == 'build' %}
         {% set started_at = cdc_invocation_watermark() %}
         {{ return(none if started_at < 0 else cdc_pending_batches(started_at)) }}
+    {% endif %}
+    {% set watermark = cdc_batch_watermark() %}
+    {% if watermark < 0 %}
+        {{ return(none) }}
     {% endif %}
     {% set pending = cdc_pending_batches(watermark) %}
     {% if pending %}
