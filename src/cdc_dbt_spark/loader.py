@@ -414,6 +414,14 @@ def land(
         connection.close()
 
 
+def configure_logging(quiet: bool) -> None:
+    """The log of the project's commands (cdc-load, cdc-run): timestamped lines on stderr."""
+    logging.basicConfig(
+        level=logging.WARNING if quiet else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     # the project and --vars first: they declare the formats that --format accepts
     vars_parser = argparse.ArgumentParser(add_help=False)
@@ -423,10 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     early, _ = vars_parser.parse_known_args(argv)
     # logging before the settings: resolving them imports dbt, which configures the root logger
     # (at WARNING) when nothing has
-    logging.basicConfig(
-        level=logging.WARNING if early.quiet else logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    configure_logging(early.quiet)
     try:
         use_project(early.project_dir, early.profiles_dir)
         cli_vars = parse_vars(early.vars)

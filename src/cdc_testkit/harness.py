@@ -43,13 +43,15 @@ class Project:
         self.target = target
         self.untested_builds = False  # a build ran without data tests since the last tested one
 
-    def _env(self) -> None:
+    def activate(self) -> None:
+        """Points the loader, dbt and connect() of this process at this project (its schema, target
+        and dbt target folder)."""
         os.environ["CDC_SCHEMA"] = self.schema
         os.environ["CDC_TARGET"] = self.target
         os.environ["DBT_TARGET_PATH"] = str(self.targets / self.schema)
 
     def land(self, source_format: str, *paths: Path | str, max_batch_messages: int = 5_000_000) -> dict[str, int]:
-        self._env()
+        self.activate()
         return land(source_format, [str(path) for path in paths], self.target, max_batch_messages)
 
     def dbt(self, *args: str, project_dir: Path = PROJECT_ROOT, check: bool = True, callbacks: list | None = None):
@@ -57,7 +59,7 @@ class Project:
         `callbacks` receive dbt's events (its log messages). Returns dbt's result."""
         from dbt.cli.main import dbtRunner
 
-        self._env()
+        self.activate()
         runner = dbtRunner(callbacks=callbacks or [])
         result = runner.invoke([*args, "--profiles-dir", "profiles", "--project-dir", str(project_dir)])
         if check:
@@ -82,7 +84,7 @@ class Project:
         self.dbt("build", *args, *skip)
 
     def query(self, sql: str) -> list[tuple]:
-        self._env()
+        self.activate()
         connection = connect(self.target)
         try:
             return connection.sql(sql.format(schema=self.schema))

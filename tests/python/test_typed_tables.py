@@ -72,7 +72,7 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     project.build(tests=False)
 
     copy = copy_project(tmp_path / "project")
-    project._env()
+    project.activate()
     try:
         assert scaffold(["shop.orders", "--project-dir", str(copy)]) == 0
         assert scaffold([f"shop.{hostile}", "--name", "hostile", "--project-dir", str(copy)]) == 0

@@ -1,0 +1,286 @@
+"""Keep the tables up to date in one process: land what is new, then build, cycle after cycle.
+
+    cdc-run --source dataworks_json=/data/dataworks [--source FORMAT=FOLDER ...] --once
+    cdc-run --source dataworks_json=/data/dataworks --every 5 [-- DBT BUILD OPTIONS]
+
+A cycle lands the files of each source that no load has landed (the loader, in this process),
+then, when the landing holds batches that no complete build has taken, runs `dbt build` in this
+process over the same Spark session (dbt's programmatic runner). Against `cdc-load` then
+`dbt build` as two commands, a cycle pays no JVM start and no metastore opening, and from the
+second cycle on Spark's compiled code and Delta's table states are warm. A cycle with nothing new
+runs no build.
+
+State lives in the tables, not in this process: which files were landed is in the landing table
+(a file is recognised by its content), which batches were built is in `cdc_load_batches`. A
+runner killed at any point (SIGKILL) leaves at most files no Delta commit names and a build that
+did not finish; the next cycle, of this runner or a new one, lands the rest and builds what was
+not built. SIGTERM (and a first Ctrl-C) stops the runner once its cycle is done.
+
+Files are landed whole: a writer should write a file elsewhere, or under a name starting with
+`.` (skipped), and then move it into the folder.
+
+Exit codes: 0 done (or stopped by SIGTERM); 1 the last cycle's build failed; 2 bad arguments or
+unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
+from cdc_dbt_spark.connection import SqlConnection, connect
+from cdc_dbt_spark.loader import LANDING_TABLE, configure_logging, iter_files, land
+from cdc_dbt_spark.settings import (
+    SettingsError,
+    add_project_arguments,
+    parse_vars,
+    profiles_dir,
+    project_dir,
+    project_formats,
+    use_project,
+)
+
+log = logging.getLogger("cdc_run")
+
+LEDGER_TABLE = "cdc_load_batches"  # built last by a complete build: its newest batch is the watermark
+
+
+@dataclass
+class Source:
+    """One folder (or file) of messages in one format."""
+
+    source_format: str
+    path: str
+    # files handed to a load that succeeded, by (size, mtime): not hashed again by this process
+    # (the loader would find them landed; this saves reading them every cycle)
+    seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def new_files(self) -> dict[str, tuple[int, int]]:
+        files = {}
+        for path in iter_files([self.path]):
+            status = path.stat()
+            signature = (status.st_size, status.st_mtime_ns)
+            if self.seen.get(str(path)) != signature:
+                files[str(path)] = signature
+        return files
+
+
+@dataclass
+class Cycle:
+    number: int
+    messages: int = 0
+    files: int = 0
+    batches_pending: int = (
+        0  # landed, not built when the cycle's build started (it may take fewer: cdc_max_batches_per_run)
+    )
+    built: bool | None = None  # None: no build was needed
+    lag_seconds: float | None = None
+    seconds: float = 0.0
+
+
+class Runner:
+    def __init__(
+        self,
+        sources: list[Source],
+        target: str | None,
+        cli_vars: dict[str, Any],
+        vars_text: str | None,
+        max_batch_messages: int,
+        dbt_arguments: list[str],
+    ) -> None:
+        self.sources = sources
+        self.target = target
+        self.cli_vars = cli_vars
+        self.vars_text = vars_text
+        self.max_batch_messages = max_batch_messages
+        self.dbt_arguments = dbt_arguments
+        self.connection: SqlConnection = connect(target, cli_vars)  # starts Spark on a session target
+        self.stopping = threading.Event()
+
+    def stop(self, signum: int, _frame: Any) -> None:
+        if self.stopping.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        log.info("%s: stopping after this cycle", signal.Signals(signum).name)
+        self.stopping.set()
+
+    def _tables(self) -> set[str]:
+        """The tables of the target schema (none before anything was landed)."""
+        schema = self.connection.schema
+        if not self.connection.sql(f"show schemas like '{schema}'"):
+            return set()
+        return {row[1] for row in self.connection.sql(f"show tables in {schema}")}
+
+    def _watermark(self, tables: set[str]) -> int:
+        """The newest landing batch a complete build took (macro cdc_batch_watermark), -1 before any."""
+        if LEDGER_TABLE not in tables:
+            return -1
+        schema = self.connection.schema
+        rows = self.connection.sql(f"select coalesce(max(load_batch_id), -1) from {schema}.{LEDGER_TABLE}")
+        return int(rows[0][0])
+
+    def _pending_batches(self, watermark: int, tables: set[str]) -> int:
+        if LANDING_TABLE not in tables:
+            return 0
+        rows = self.connection.sql(
+            f"select count(distinct load_batch_id) from {self.connection.schema}.{LANDING_TABLE} "
+            f"where load_batch_id > {watermark}"
+        )
+        return int(rows[0][0])
+
+    def _lag_seconds(self, watermark: int) -> float | None:
+        """Seconds from the newest source commit among the batches just built to now."""
+        rows = self.connection.sql(
+            "select cast(current_timestamp() as double) - cast(max(commit_ts) as double) "
+            f"from {self.connection.schema}.cdc_events where load_batch_id > {watermark}"
+        )
+        return None if not rows or rows[0][0] is None else float(rows[0][0])
+
+    def _build(self) -> bool:
+        from dbt.cli.main import dbtRunner
+
+        arguments = ["build", *self.dbt_arguments, "--profiles-dir", str(profiles_dir())]
+        arguments += ["--project-dir", str(project_dir())]
+        arguments += ["--target", self.target] if self.target else []
+        arguments += ["--vars", self.vars_text] if self.vars_text else []
+        result = dbtRunner().invoke(arguments)
+        if not result.success:
+            log.error("dbt build failed: %s (see logs/dbt.log); the next cycle builds again", result.exception or "")
+        return result.success
+
+    def cycle(self, number: int) -> Cycle:
+        started = time.monotonic()
+        cycle = Cycle(number)
+        for source in self.sources:
+            files = source.new_files()
+            if not files:
+                continue
+            stats = land(source.source_format, list(files), self.target, self.max_batch_messages, self.cli_vars)
+            cycle.messages += stats["messages"]
+            cycle.files += stats["files"]
+            if not stats["files_unreadable"]:  # an unreadable file is tried again next cycle
+                source.seen.update(files)
+        tables = self._tables()
+        watermark = self._watermark(tables)
+        cycle.batches_pending = self._pending_batches(watermark, tables)
+        if cycle.batches_pending:
+            cycle.built = self._build()
+            if cycle.built:
+                cycle.lag_seconds = self._lag_seconds(watermark)
+        cycle.seconds = time.monotonic() - started
+        return cycle
+
+
+def report(cycle: Cycle) -> None:
+    if cycle.built is None:
+        log.info("cycle %d: %d messages landed, nothing to build, %.1f s", cycle.number, cycle.messages, cycle.seconds)
+        return
+    lag = "n/a" if cycle.lag_seconds is None else f"{cycle.lag_seconds:.1f} s"
+    log.info(
+        "cycle %d: %d messages landed from %d files, %d batches pending, %s, %.1f s, lag %s",
+        cycle.number,
+        cycle.messages,
+        cycle.files,
+        cycle.batches_pending,
+        "built" if cycle.built else "NOT built (build failed)",
+        cycle.seconds,
+        lag,
+    )
+
+
+def parse_source(text: str, formats: dict[str, Any]) -> Source:
+    source_format, separator, path = text.partition("=")
+    if not separator or not path:
+        raise argparse.ArgumentTypeError(f"--source takes FORMAT=FOLDER, not {text!r}")
+    if source_format not in formats:
+        raise argparse.ArgumentTypeError(
+            f"--source {text!r}: unknown format {source_format!r}; formats: {', '.join(sorted(formats))}"
+        )
+    if not Path(path).exists():
+        raise argparse.ArgumentTypeError(f"--source {text!r}: no such file or folder: {path}")
+    return Source(source_format, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    dbt_arguments = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(
+        prog="cdc-run",
+        description="Land what is new in the sources, then dbt build, in one process: once, or every few seconds.",
+        epilog="Options after `--` go to dbt build, e.g. `-- --exclude-resource-type unit_test`. Formats are "
+        "declared in dbt_project.yml (var cdc_formats).",
+    )
+    parser.add_argument(
+        "--source",
+        action="append",
+        required=True,
+        metavar="FORMAT=FOLDER",
+        help="a file or folder of messages in FORMAT (repeat for several)",
+    )
+    when = parser.add_mutually_exclusive_group(required=True)
+    when.add_argument("--once", action="store_true", help="one cycle, then exit (for a scheduler)")
+    when.add_argument("--every", type=float, metavar="SECONDS", help="start a cycle every SECONDS until stopped")
+    parser.add_argument("--target", default=None, help="dbt target (default: the profile's, i.e. CDC_TARGET or local)")
+    parser.add_argument("--vars", default=None, help="vars over dbt_project.yml's, given to the loader and dbt build")
+    parser.add_argument("--max-batch-messages", type=int, default=5_000_000, help="as cdc-load's (default 5,000,000)")
+    parser.add_argument("--quiet", action="store_true", help="log warnings only (dbt's own output is not changed)")
+    add_project_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.every is not None and args.every <= 0:
+        parser.error(f"--every takes a number of seconds above 0, not {args.every}")
+    configure_logging(args.quiet)
+    try:
+        use_project(args.project_dir, args.profiles_dir)
+        cli_vars = parse_vars(args.vars)
+        formats = project_formats(cli_vars)
+        sources = [parse_source(text, formats) for text in args.source]
+        for source_format in {source.source_format for source in sources}:
+            check_schemas(source_format, formats[source_format])
+    except (SettingsError, argparse.ArgumentTypeError, AvroSchemaError) as exc:
+        print(f"cdc-run: error: {exc}", file=sys.stderr)
+        return 2
+
+    runner = Runner(sources, args.target, cli_vars, args.vars, args.max_batch_messages, dbt_arguments)
+    # after Spark started, which installs a SIGINT handler of its own (it cancels the running jobs);
+    # the caller's handlers are put back on return
+    handlers = {signum: signal.signal(signum, runner.stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return run_cycles(runner, args.every)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+
+
+def run_cycles(runner: Runner, every: float | None) -> int:
+    """One cycle (`every` None), or a cycle every `every` seconds until the runner is stopped."""
+    number = 0
+    last: Cycle | None = None
+    while not runner.stopping.is_set():
+        number += 1
+        started = time.monotonic()
+        try:
+            last = runner.cycle(number)
+        except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+            # a file that went away or cannot be read: once, an error; in a loop, tried again next cycle
+            log.error("%s", exc)
+            if every is None:
+                return 2
+        else:
+            report(last)
+        if every is None:
+            break
+        runner.stopping.wait(max(0.0, every - (time.monotonic() - started)))
+    log.info("stopped after %d cycles", number)
+    return 1 if last is not None and last.built is False else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

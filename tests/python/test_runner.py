@@ -1,0 +1,145 @@
+"""cdc-run: land what is new and build, in one process, once or every few seconds; state in the
+tables, so a killed runner is repaired by the next cycle, and SIGTERM stops it after its cycle."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cdc_dbt_spark import runner
+from cdc_testkit.faults import project_environment, query
+from cdc_testkit.harness import PROJECT_ROOT
+from cdc_testkit.oracle import expected_state
+from cdc_testkit.scenario import Scenario
+from cdc_testkit.stream import write_stream
+
+# the runner's build in these tests: no unit tests (they do not read landed data), no typed tables
+BUILD_OPTIONS = ["--", "--exclude-resource-type", "unit_test", "--exclude", "path:models/marts/typed"]
+
+
+def scenario(source_format: str, seed: int) -> list:
+    changes = Scenario(seed=seed, tables=2, keys=12, events=150).generate()
+    return [replace(change, database=f"{source_format}_s{seed}") for change in changes]
+
+
+def assert_as_replayed(current_rows: list, version_rows: list, changes: list) -> None:
+    """cdc_current and the version count per key are those of the scenario replayed in Python."""
+
+    def scenario_key(table_id: str, key_json: str) -> tuple:
+        # Debezium's PostgreSQL connector names db.schema.table: the scenario's database.table is its end
+        return ".".join(table_id.split(".")[-2:]), tuple(json.loads(key_json).values())
+
+    current, versions = expected_state(changes)
+    got = {scenario_key(table_id, key): json.loads(image) for table_id, key, image in current_rows}
+    assert set(got) == set(current)
+    assert all(got[key]["name"] == current[key]["name"] for key in current)
+    assert {scenario_key(table_id, key): count for table_id, key, count in version_rows} == versions
+
+
+def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_path: Path, caplog) -> None:
+    dataworks, debezium = scenario("dataworks_json", 21), scenario("debezium_json", 22)
+    elsewhere = scenario("dataworks_json", 23)
+    write_stream(dataworks, "dataworks_json", tmp_path / "dataworks", files=2, seed=21, duplicate_share=0.1)
+    write_stream(debezium, "debezium_json", tmp_path / "debezium", seed=22)
+    sources = [f"--source=dataworks_json={tmp_path / 'dataworks'}", f"--source=debezium_json={tmp_path / 'debezium'}"]
+    # a batch that another load landed and no build took: the runner's build takes it too
+    project.land("dataworks_json", *write_stream(elsewhere, "dataworks_json", tmp_path / "elsewhere", seed=23))
+    project.activate()  # the runner works in the project's schema, as dbt and the loader do
+    caplog.set_level(logging.INFO, logger="cdc_run")
+
+    assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
+    assert re.search(r"cycle 1: \d+ messages landed from 3 files, 3 batches pending, built", caplog.text)
+    current = project.query("select table_id, key_json, to_json(row_image) from {schema}.cdc_current")
+    versions = project.query("select table_id, key_json, count(*) from {schema}.cdc_history group by 1, 2")
+    assert_as_replayed(current, versions, dataworks + debezium + elsewhere)
+
+    # nothing new: no build (cdc_history gets no new Delta version)
+    commits = len(project.query("describe history {schema}.cdc_history"))
+    caplog.clear()
+    assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
+    assert "cycle 1: 0 messages landed, nothing to build" in caplog.text
+    assert len(project.query("describe history {schema}.cdc_history")) == commits
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--source", "nope=."], "unknown format 'nope'"),
+        (["--source", "dataworks_json=/no/such/folder"], "no such file or folder: /no/such/folder"),
+        (["--source", "dataworks_json"], "--source takes FORMAT=FOLDER"),
+    ],
+)
+def test_bad_sources_are_named_before_spark_starts(arguments, message, capsys) -> None:
+    assert runner.main([*arguments, "--once"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_killed_runner_is_repaired_by_the_next_and_sigterm_ends_the_cycle_first(tmp_path: Path) -> None:
+    """A runner SIGKILLed inside a build leaves its batch unbuilt; the next runner builds it
+    without landing anything twice, and a SIGTERM while it builds ends it after that cycle."""
+    changes = Scenario(seed=31, tables=2, keys=12, events=150).generate()
+    folder = tmp_path / "in"
+    write_stream(changes, "dataworks_json", folder, files=2, seed=31, duplicate_share=0.1)
+    environment = {**project_environment(tmp_path, "runner"), "PYTHONUNBUFFERED": "1"}  # dbt's lines as printed
+    command = [sys.executable, "-m", "cdc_dbt_spark.runner", "--source", f"dataworks_json={folder}", "--every", "1"]
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen(
+            [*command, *BUILD_OPTIONS, "--exclude-resource-type", "test"],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=PROJECT_ROOT,
+            start_new_session=True,  # its own process group: the runner and its Spark JVM
+        )
+
+    def read_until(process: subprocess.Popen, pattern: str, output: list[str]) -> None:
+        for line in process.stdout:
+            output.append(line)
+            if re.search(pattern, line):
+                return
+        raise AssertionError(f"the runner ended before {pattern!r}:\n{''.join(output)[-3000:]}")
+
+    killed = start()
+    output: list[str] = []
+    try:  # killed in its first cycle's build, once the files are landed
+        read_until(killed, r"START sql incremental model runner\.cdc_history ", output)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+
+    stopped = start()
+    output = []
+    read_until(stopped, r"START sql incremental model runner\.cdc_history ", output)
+    stopped.send_signal(signal.SIGTERM)  # the runner only, not its Spark: the cycle ends first
+    output += stopped.stdout.readlines()
+    assert stopped.wait(timeout=300) == 0, "".join(output)[-3000:]
+    log = "".join(output)
+    assert "SIGTERM: stopping after this cycle" in log
+    assert re.search(r"cycle 1: 0 messages landed from 0 files, 1 batches pending, built", log), log[-3000:]
+    assert "stopped after 1 cycles" in log
+
+    answers = query(
+        environment,
+        "select table_id, key_json, to_json(row_image) as image from {schema}.cdc_current",
+        "select table_id, key_json, count(*) as versions from {schema}.cdc_history group by 1, 2",
+        "select count(*) as messages, count(distinct source_file_sha256) as files from {schema}.raw_cdc_messages",
+    )
+    current, versions, landed = answers.values()
+    assert_as_replayed(
+        [(row["table_id"], row["key_json"], row["image"]) for row in current],
+        [(row["table_id"], row["key_json"], row["versions"]) for row in versions],
+        changes,
+    )
+    lines = sum(1 for path in folder.iterdir() for _ in path.open())
+    assert landed == [{"messages": lines, "files": 2}]  # each file landed once
