@@ -78,9 +78,8 @@ class Cycle:
     number: int
     messages: int = 0
     files: int = 0
-    batches_pending: int = (
-        0  # landed, not built when the cycle's build started (it may take fewer: cdc_max_batches_per_run)
-    )
+    # landed and not built when the build started (var cdc_max_batches_per_run may make it take fewer)
+    batches_pending: int = 0
     built: bool | None = None  # None: no build was needed
     lag_seconds: float | None = None
     seconds: float = 0.0
