@@ -8,7 +8,7 @@ PYTHON := $(VENV)/bin/python
 
 .PHONY: setup browser cluster-packages cluster cluster-stop demo test docs clean
 
-setup: $(VENV)/.installed $(VENV)/.delta-jars $(VENV)/spark-classes.jsa
+setup: $(VENV)/.installed $(VENV)/.spark-jars $(VENV)/spark-classes.jsa
 
 # The docs-site test drives headless Chromium (Debian's package).
 browser:
@@ -37,22 +37,28 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# Delta Lake's jars, from Maven Central through Spark's Ivy resolution, once, into PySpark's Spark
+# Delta Lake's jars and Spark's Kafka source, from Maven Central through Spark's Ivy resolution, once,
+# into PySpark's Spark
 # (src/cdc_dbt_spark/spark_jars.py: the coordinate follows requirements.txt's pins).
-$(VENV)/.delta-jars: $(VENV)/.installed
+$(VENV)/.spark-jars: $(VENV)/.installed src/cdc_dbt_spark/spark_jars.py
 	$(PYTHON) -m cdc_dbt_spark.spark_jars
 	touch $@
 
 # The classes every embedded Spark process loads at start, archived once (half its start-up;
 # profiles.yml names the file, src/cdc_dbt_spark/class_archive.py says how it is made).
-$(VENV)/spark-classes.jsa: $(VENV)/.delta-jars
+$(VENV)/spark-classes.jsa: $(VENV)/.spark-jars
 	$(PYTHON) -m cdc_dbt_spark.class_archive
 
 demo: setup
 	$(PYTHON) scripts/demo.py
 
+# Apache Kafka's broker for the Kafka tests, from Maven Central through Ivy, once (src/cdc_testkit/kafka_broker.py)
+$(VENV)/kafka-broker/resolved.txt: $(VENV)/.installed src/cdc_testkit/kafka_broker.py
+	$(PYTHON) -m cdc_testkit.kafka_broker
+	touch $@
+
 # (run_tests.sh makes the class archive itself, beside the lint)
-test: $(VENV)/.installed $(VENV)/.delta-jars browser cluster-packages
+test: $(VENV)/.installed $(VENV)/.spark-jars $(VENV)/kafka-broker/resolved.txt browser cluster-packages
 	scripts/run_tests.sh
 
 docs: setup

@@ -2,19 +2,21 @@
 
     cdc-run --source dataworks_json=/data/dataworks [--source FORMAT=FOLDER ...] --once
     cdc-run --source dataworks_json=/data/dataworks --every 5 [-- DBT BUILD OPTIONS]
+    cdc-run --topic debezium_json=inventory.orders,inventory.items --bootstrap-servers HOST:PORT --every 5
 
-A cycle lands the files of each source that no load has landed (the loader, in this process),
-then, when the landing holds batches that no complete build has taken, runs `dbt build` in this
-process over the same Spark session (dbt's programmatic runner). Against `cdc-load` then
-`dbt build` as two commands, a cycle pays no JVM start and no metastore opening, and from the
-second cycle on Spark's compiled code and Delta's table states are warm. A cycle with nothing new
-runs no build.
+A cycle lands the files of each source that no load has landed and the records of each topic
+beyond the offsets landed (the loader, in this process), then, when the landing holds batches
+that no complete build has taken, runs `dbt build` in this process over the same Spark session
+(dbt's programmatic runner). Against `cdc-load` then `dbt build` as two commands, a cycle pays no
+JVM start and no metastore opening, and from the second cycle on Spark's compiled code and
+Delta's table states are warm. A cycle with nothing new runs no build.
 
-State lives in the tables, not in this process: which files were landed is in the landing table
-(a file is recognised by its content), which batches were built is in `cdc_load_batches`. A
-runner killed at any point (SIGKILL) leaves at most files no Delta commit names and a build that
-did not finish; the next cycle, of this runner or a new one, lands the rest and builds what was
-not built. SIGTERM (and a first Ctrl-C) stops the runner once its cycle is done.
+State lives in the tables, not in this process: which files and records were landed is in the
+landing table (a file is recognised by its content, a record by topic, partition and offset),
+which batches were built is in `cdc_load_batches`. A runner killed at any point (SIGKILL) leaves
+at most files no Delta commit names and a build that did not finish; the next cycle, of this
+runner or a new one, lands the rest and builds what was not built. SIGTERM (and a first Ctrl-C)
+stops the runner once its cycle is done.
 
 Files are landed whole: a writer should write a file elsewhere, or under a name starting with
 `.` (skipped), and then move it into the folder.
@@ -37,7 +39,8 @@ from typing import Any
 
 from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
 from cdc_dbt_spark.connection import SqlConnection, connect
-from cdc_dbt_spark.loader import LANDING_TABLE, configure_logging, iter_files, land
+from cdc_dbt_spark.kafka import KafkaSource, KafkaSourceError, add_client_arguments, kafka_source
+from cdc_dbt_spark.loader import LANDING_TABLE, configure_logging, iter_files, land, land_topics
 from cdc_dbt_spark.settings import (
     SettingsError,
     add_project_arguments,
@@ -72,12 +75,36 @@ class Source:
                 files[str(path)] = signature
         return files
 
+    def land(self, runner: Runner, cycle: Cycle) -> None:
+        files = self.new_files()
+        if not files:
+            return
+        stats = land(self.source_format, list(files), runner.target, runner.max_batch_messages, runner.cli_vars)
+        cycle.messages += stats["messages"]
+        cycle.files += stats["files"]
+        if not stats["files_unreadable"]:  # an unreadable file is tried again next cycle
+            self.seen.update(files)
+
+
+@dataclass
+class TopicSource:
+    """Kafka topics of messages in one format: each cycle lands the records beyond those landed."""
+
+    source_format: str
+    kafka: KafkaSource
+
+    def land(self, runner: Runner, cycle: Cycle) -> None:
+        stats = land_topics(self.source_format, self.kafka, runner.target, runner.cli_vars, runner.max_batch_messages)
+        cycle.messages += stats["messages"]
+        cycle.records = (cycle.records or 0) + stats["records"]
+
 
 @dataclass
 class Cycle:
     number: int
     messages: int = 0
     files: int = 0
+    records: int | None = None  # Kafka records taken (None: no topic is a source)
     # landed and not built when the build started (var cdc_max_batches_per_run may make it take fewer)
     batches_pending: int = 0
     built: bool | None = None  # None: no build was needed
@@ -88,7 +115,7 @@ class Cycle:
 class Runner:
     def __init__(
         self,
-        sources: list[Source],
+        sources: list[Source | TopicSource],
         target: str | None,
         cli_vars: dict[str, Any],
         vars_text: str | None,
@@ -158,14 +185,7 @@ class Runner:
         started = time.monotonic()
         cycle = Cycle(number)
         for source in self.sources:
-            files = source.new_files()
-            if not files:
-                continue
-            stats = land(source.source_format, list(files), self.target, self.max_batch_messages, self.cli_vars)
-            cycle.messages += stats["messages"]
-            cycle.files += stats["files"]
-            if not stats["files_unreadable"]:  # an unreadable file is tried again next cycle
-                source.seen.update(files)
+            source.land(self, cycle)
         tables = self._tables()
         watermark = self._watermark(tables)
         cycle.batches_pending = self._pending_batches(watermark, tables)
@@ -182,11 +202,12 @@ def report(cycle: Cycle) -> None:
         log.info("cycle %d: %d messages landed, nothing to build, %.1f s", cycle.number, cycle.messages, cycle.seconds)
         return
     lag = "n/a" if cycle.lag_seconds is None else f"{cycle.lag_seconds:.1f} s"
+    landed_from = f"{cycle.files} files" + ("" if cycle.records is None else f" and {cycle.records} Kafka records")
     log.info(
-        "cycle %d: %d messages landed from %d files, %d batches pending, %s, %.1f s, lag %s",
+        "cycle %d: %d messages landed from %s, %d batches pending, %s, %.1f s, lag %s",
         cycle.number,
         cycle.messages,
-        cycle.files,
+        landed_from,
         cycle.batches_pending,
         "built" if cycle.built else "NOT built (build failed)",
         cycle.seconds,
@@ -194,17 +215,30 @@ def report(cycle: Cycle) -> None:
     )
 
 
-def parse_source(text: str, formats: dict[str, Any]) -> Source:
-    source_format, separator, path = text.partition("=")
-    if not separator or not path:
-        raise argparse.ArgumentTypeError(f"--source takes FORMAT=FOLDER, not {text!r}")
+def _format_and_value(option: str, text: str, formats: dict[str, Any], value_name: str) -> tuple[str, str]:
+    source_format, separator, value = text.partition("=")
+    if not separator or not value:
+        raise argparse.ArgumentTypeError(f"{option} takes FORMAT={value_name}, not {text!r}")
     if source_format not in formats:
         raise argparse.ArgumentTypeError(
-            f"--source {text!r}: unknown format {source_format!r}; formats: {', '.join(sorted(formats))}"
+            f"{option} {text!r}: unknown format {source_format!r}; formats: {', '.join(sorted(formats))}"
         )
+    return source_format, value
+
+
+def parse_source(text: str, formats: dict[str, Any]) -> Source:
+    source_format, path = _format_and_value("--source", text, formats, "FOLDER")
     if not Path(path).exists():
         raise argparse.ArgumentTypeError(f"--source {text!r}: no such file or folder: {path}")
     return Source(source_format, path)
+
+
+def parse_topic_source(text: str, formats: dict[str, Any], args: argparse.Namespace) -> TopicSource:
+    source_format, topics = _format_and_value("--topic", text, formats, "TOPIC[,TOPIC...]")
+    try:
+        return TopicSource(source_format, kafka_source(topics, args))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--topic {text!r}: {exc}") from exc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,10 +254,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--source",
         action="append",
-        required=True,
+        default=[],
         metavar="FORMAT=FOLDER",
         help="a file or folder of messages in FORMAT (repeat for several)",
     )
+    parser.add_argument(
+        "--topic",
+        action="append",
+        default=[],
+        metavar="FORMAT=TOPIC[,TOPIC...]",
+        help="Kafka topics of messages in FORMAT (repeat for several formats), on --bootstrap-servers",
+    )
+    add_client_arguments(parser)
     when = parser.add_mutually_exclusive_group(required=True)
     when.add_argument("--once", action="store_true", help="one cycle, then exit (for a scheduler)")
     when.add_argument("--every", type=float, metavar="SECONDS", help="start a cycle every SECONDS until stopped")
@@ -235,12 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.every is not None and args.every <= 0:
         parser.error(f"--every takes a number of seconds above 0, not {args.every}")
+    if not args.source and not args.topic:
+        parser.error("give at least one --source FORMAT=FOLDER or --topic FORMAT=TOPIC")
     configure_logging(args.quiet)
     try:
         use_project(args.project_dir, args.profiles_dir)
         cli_vars = parse_vars(args.vars)
         formats = project_formats(cli_vars)
-        sources = [parse_source(text, formats) for text in args.source]
+        sources: list[Source | TopicSource] = [parse_source(text, formats) for text in args.source]
+        sources += [parse_topic_source(text, formats, args) for text in args.topic]
         for source_format in {source.source_format for source in sources}:
             check_schemas(source_format, formats[source_format])
     except (SettingsError, argparse.ArgumentTypeError, AvroSchemaError) as exc:
@@ -267,8 +312,9 @@ def run_cycles(runner: Runner, every: float | None) -> int:
         started = time.monotonic()
         try:
             last = runner.cycle(number)
-        except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-            # a file that went away or cannot be read: once, an error; in a loop, tried again next cycle
+        except (FileNotFoundError, PermissionError, IsADirectoryError, KafkaSourceError) as exc:
+            # a file that went away or cannot be read, a topic that cannot be continued: once, an
+            # error; in a loop, tried again next cycle
             log.error("%s", exc)
             if every is None:
                 return 2

@@ -1,12 +1,15 @@
-"""Delta Lake's jars, resolved once by `make setup` into the Spark that PySpark runs.
+"""Delta Lake's jars and Spark's Kafka source, resolved once by `make setup` into the Spark that
+PySpark runs.
 
     python -m cdc_dbt_spark.spark_jars      (make setup and the test command run it)
 
 Delta Lake's jar must match Spark's minor version (`io.delta:delta-spark_<spark minor>_2.13`), so
 its coordinate is built from the two pins in requirements.txt, as `delta.configure_spark_with_delta_pip`
-builds it: PySpark's version and the `delta-spark` package's. Moving up is those two lines.
+builds it: PySpark's version and the `delta-spark` package's. Moving up is those two lines. Spark's
+Kafka source (`org.apache.spark:spark-sql-kafka-0-10_2.13`, with the Kafka client) is Spark's own
+version, as Spark's documentation says to add it.
 
-Spark resolves the coordinate from Maven Central with Ivy (`spark.jars.packages`, cached in Ivy's
+Spark resolves the coordinates from Maven Central with Ivy (`spark.jars.packages`, cached in Ivy's
 default cache, `~/.ivy2.5.2`, or `CDC_IVY_HOME`). The jars it resolved are then copied into the
 `jars/` folder of PySpark's Spark (`SPARK_HOME/jars`), as Spark images ship Delta, except those of
 an artifact Spark already ships (Jackson, Hadoop's client, Parquet, log4j...: Spark's own, newer,
@@ -50,6 +53,16 @@ def delta_coordinate() -> str:
     """The Maven coordinate of Delta Lake for the installed PySpark and delta-spark."""
     spark_minor = ".".join(version("pyspark").split(".")[:2])
     return f"io.delta:delta-spark_{spark_minor}_2.13:{version('delta-spark')}"
+
+
+def kafka_coordinate() -> str:
+    """The Maven coordinate of Spark's Kafka source for the installed PySpark."""
+    return f"org.apache.spark:spark-sql-kafka-0-10_2.13:{version('pyspark')}"
+
+
+def coordinates() -> str:
+    """What `make setup` resolves, as `spark.jars.packages` takes it."""
+    return f"{delta_coordinate()},{kafka_coordinate()}"
 
 
 def artifact_name(jar_name: str, ivy: bool = False) -> str:
@@ -105,7 +118,7 @@ def install(jars: list[Path], coordinate: str, folder: Path) -> list[Path]:
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    coordinate = delta_coordinate()
+    coordinate = coordinates()
     folder = spark_jars_dir()
     manifest = folder / MANIFEST
     if manifest.is_file() and manifest.read_text().split("\n")[0] == coordinate:

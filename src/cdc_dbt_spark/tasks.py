@@ -8,6 +8,7 @@ plain data only: file paths and the format's settings, no driver state.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import zlib
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from cdc_dbt_spark.messages import (
     BLOCK_BYTES,
     BlockReader,
     Message,
+    dumps,
     message_batches,
     open_decompressed,
     read_bytes,
@@ -31,6 +33,9 @@ from cdc_dbt_spark.messages import (
 AVRO_MAGIC = b"Obj\x01"
 HASH_SCHEMA = "file_no int, sha256 string, bytes long, estimated_messages long, error string"
 SPLIT_SCHEMA = "file_no int, message_index long, byte_offset long, message_text string, loader_error string"
+# Kafka records of an Avro format in (the columns of Spark's Kafka source a load keeps), messages out
+RECORD_COLUMNS = ("topic", "partition", "offset", "value")
+DECODED_SCHEMA = "topic string, partition int, offset long, message_text string, loader_error string"
 _HASH_CHUNK = 1 << 20  # small enough to stay in cache between reading and hashing
 _SAMPLE_BYTES = 4 << 20  # newlines are counted in this much of a file, then extrapolated
 TASK_BYTES = 64 << 20  # files are grouped into tasks of about this many bytes
@@ -150,6 +155,41 @@ class SplitFiles:
                     yield pa.RecordBatch.from_arrays(
                         [file_column, *messages.columns], names=["file_no", *messages.schema.names]
                     )
+
+
+@dataclass(frozen=True)
+class DecodeAvroRecords:
+    """mapInArrow function over Kafka records (RECORD_COLUMNS, null values left out) of an `avro`
+    carrier: each record's value is one binary datum of the format's schemas, rendered as JSON
+    like a base64 line of a file -> DECODED_SCHEMA rows. (Text values need no Python: the loader
+    casts them in Spark.)"""
+
+    settings: dict[str, Any] = field(default_factory=dict)
+    progress: Any = None  # a Spark accumulator of records decoded, for the driver's progress log
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            decoded = [self._decode(value) for value in batch.column(3).to_pylist()]
+            if self.progress is not None:
+                self.progress.add(batch.num_rows)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    *batch.columns[:3],
+                    pa.array([text for text, _ in decoded], pa.string()),
+                    pa.array([error for _, error in decoded], pa.string()),
+                ],
+                names=["topic", "partition", "offset", "message_text", "loader_error"],
+            )
+
+    def _decode(self, datum: bytes) -> tuple[str, str | None]:
+        from cdc_dbt_spark.avro import decode_datum  # only Avro formats need fastavro
+
+        record_names = bool(self.settings.get("avro_union_record_names", False))
+        try:
+            return dumps(decode_datum(datum, self.settings, record_names)), None
+        except ValueError as exc:
+            text = base64.b64encode(datum).decode("ascii")  # as a file would hold it
+            return text, f"not an Avro datum of {self.settings['avro_schema']}: {exc}"
 
 
 def split_file(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from cdc_testkit.scenario import Change
 
 
@@ -38,3 +40,17 @@ def expected_state(changes: list[Change]) -> tuple[dict, dict]:
             versions[new_key] = versions.get(new_key, 0) + 1
             deleted.discard(new_key)
     return current, versions
+
+
+def assert_as_replayed(current_rows: list, version_rows: list, changes: list) -> None:
+    """cdc_current and the version count per key are those of the scenario replayed in Python."""
+
+    def scenario_key(table_id: str, key_json: str) -> tuple:
+        # Debezium's PostgreSQL connector names db.schema.table: the scenario's database.table is its end
+        return ".".join(table_id.split(".")[-2:]), tuple(json.loads(key_json).values())
+
+    current, versions = expected_state(changes)
+    got = {scenario_key(table_id, key): json.loads(image) for table_id, key, image in current_rows}
+    assert set(got) == set(current)
+    assert all(got[key]["name"] == current[key]["name"] for key in current)
+    assert {scenario_key(table_id, key): count for table_id, key, count in version_rows} == versions

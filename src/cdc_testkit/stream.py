@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from collections.abc import Iterator
@@ -27,6 +28,29 @@ def message_lines(changes: list[Change], source_format: str) -> list[str]:
     return [
         json.dumps(message, ensure_ascii=False, separators=(",", ":")) for message in messages(changes, source_format)
     ]
+
+
+# Kafka record keys as each vendor sets them: the row's primary key, but Canal, which sends none
+UNKEYED_FORMATS = ("canal_json",)
+
+
+def kafka_records(changes: list[Change], source_format: str) -> list[tuple[bytes | None, bytes | None]]:
+    """The scenario's messages as Kafka records (key, value), in commit order: each value one
+    message (dts_avro: a binary datum); a null value is a tombstone (Debezium's after a delete)."""
+    keys: list[bytes | None] = []
+    for change in changes:
+        image = change.after or change.before or {}
+        key = None
+        if source_format not in UNKEYED_FORMATS:
+            key = json.dumps({column: image.get(column) for column in change.key_columns}).encode()
+        keys += [key] * len(ENCODERS[source_format](change))
+    if source_format == "dts_avro":
+        values = [base64.b64decode(line) for line in message_lines(changes, source_format)]
+    else:
+        values = [
+            None if message is None else json.dumps(message).encode() for message in messages(changes, source_format)
+        ]
+    return list(zip(keys, values, strict=True))
 
 
 def write_stream(

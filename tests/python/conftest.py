@@ -65,6 +65,7 @@ SLOWEST_MODULES = (
     "test_canal_json.py",
     "test_thrift_target.py",
     "test_runner.py",
+    "test_kafka.py",
     "test_demo_docs_freshness.py",
     "test_bad_input.py",
 )

@@ -3,7 +3,6 @@ tables, so a killed runner is repaired by the next cycle, and SIGTERM stops it a
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -18,7 +17,7 @@ import pytest
 from cdc_dbt_spark import runner
 from cdc_testkit.faults import project_environment, query
 from cdc_testkit.harness import PROJECT_ROOT
-from cdc_testkit.oracle import expected_state
+from cdc_testkit.oracle import assert_as_replayed
 from cdc_testkit.scenario import Scenario
 from cdc_testkit.stream import write_stream
 
@@ -29,20 +28,6 @@ BUILD_OPTIONS = ["--", "--exclude-resource-type", "unit_test", "--exclude", "pat
 def scenario(source_format: str, seed: int) -> list:
     changes = Scenario(seed=seed, tables=2, keys=12, events=150).generate()
     return [replace(change, database=f"{source_format}_s{seed}") for change in changes]
-
-
-def assert_as_replayed(current_rows: list, version_rows: list, changes: list) -> None:
-    """cdc_current and the version count per key are those of the scenario replayed in Python."""
-
-    def scenario_key(table_id: str, key_json: str) -> tuple:
-        # Debezium's PostgreSQL connector names db.schema.table: the scenario's database.table is its end
-        return ".".join(table_id.split(".")[-2:]), tuple(json.loads(key_json).values())
-
-    current, versions = expected_state(changes)
-    got = {scenario_key(table_id, key): json.loads(image) for table_id, key, image in current_rows}
-    assert set(got) == set(current)
-    assert all(got[key]["name"] == current[key]["name"] for key in current)
-    assert {scenario_key(table_id, key): count for table_id, key, count in version_rows} == versions
 
 
 def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_path: Path, caplog) -> None:
@@ -76,10 +61,17 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
         (["--source", "nope=."], "unknown format 'nope'"),
         (["--source", "dataworks_json=/no/such/folder"], "no such file or folder: /no/such/folder"),
         (["--source", "dataworks_json"], "--source takes FORMAT=FOLDER"),
+        (["--topic", "dataworks_json=cdc.orders"], "needs --bootstrap-servers"),
+        (["--topic", "nope=cdc.orders", "--bootstrap-servers", "h:9092"], "unknown format 'nope'"),
+        ([], "give at least one --source FORMAT=FOLDER or --topic FORMAT=TOPIC"),
     ],
 )
 def test_bad_sources_are_named_before_spark_starts(arguments, message, capsys) -> None:
-    assert runner.main([*arguments, "--once"]) == 2
+    try:
+        code = runner.main([*arguments, "--once"])
+    except SystemExit as exit_:  # argparse's errors
+        code = exit_.code
+    assert code == 2
     assert message in capsys.readouterr().err
 
 

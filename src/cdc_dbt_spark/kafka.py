@@ -1,0 +1,194 @@
+"""Kafka topics as a source of the loader: which records a load takes, and the client settings.
+
+A load takes, per partition of each topic, the records from the offset after the last one the
+landing table holds for the format (the partition's earliest on a first load) to the partition's
+end as the broker reports it when the load starts. Both ends are asked of the broker by a Kafka
+consumer in the driver's JVM (Spark's Kafka source brings its client), so the Spark job reads an
+exact range (`assign`, `startingOffsets`, `endingOffsets`): records produced while the load runs
+are the next load's. The offsets landed are the resume point, written in each landing batch's one
+Delta commit (`split_ranges`): a load killed before a commit leaves none of that batch's offsets
+behind, and the next load takes the rest of the range again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+CLIENT_PREFIX = "kafka."
+# settings the loader sets itself (Spark's Kafka source also refuses group.id, deserializers...)
+OWN_SETTINGS = ("kafka.bootstrap.servers",)
+BROKER_TIMEOUT_SECONDS = 60
+_TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")  # what Kafka accepts as a topic name
+
+
+class KafkaSourceError(Exception):
+    """A topic the broker does not have, or offsets the landing cannot continue from."""
+
+
+@dataclass(frozen=True)
+class KafkaSource:
+    topics: tuple[str, ...]
+    bootstrap_servers: str
+    # `kafka.`-prefixed client settings (SASL, SSL...), as Spark's Kafka source takes them
+    settings: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for topic in self.topics:
+            if not _TOPIC_NAME.match(topic):
+                raise ValueError(f"--kafka-topic: {topic!r} is not a Kafka topic name (letters, digits, . _ -)")
+        if not self.bootstrap_servers:
+            raise ValueError("--kafka-topic needs --bootstrap-servers HOST:PORT[,HOST:PORT...]")
+
+    def spark_options(self) -> dict[str, str]:
+        return {**self.settings, "kafka.bootstrap.servers": self.bootstrap_servers}
+
+
+def parse_topics(text: str) -> tuple[str, ...]:
+    return tuple(topic.strip() for topic in text.split(",") if topic.strip())
+
+
+def add_client_arguments(parser: argparse.ArgumentParser) -> None:
+    """--bootstrap-servers and --kafka-setting, as cdc-load and cdc-run take them."""
+    parser.add_argument(
+        "--bootstrap-servers", metavar="HOST:PORT[,HOST:PORT...]", help="the Kafka brokers to ask first"
+    )
+    parser.add_argument(
+        "--kafka-setting",
+        action="append",
+        default=[],
+        metavar="kafka.NAME=VALUE",
+        help="a Kafka client setting, as Spark's Kafka source takes it (e.g. kafka.security.protocol=SASL_SSL, "
+        "kafka.sasl.jaas.config=...); repeat for several",
+    )
+
+
+def kafka_source(topics: str, args: argparse.Namespace) -> KafkaSource:
+    """The source of `topics` (TOPIC[,TOPIC...]) on the brokers and settings `args` give; ValueError if wrong."""
+    settings = dict(parse_client_setting(text) for text in args.kafka_setting)
+    return KafkaSource(parse_topics(topics), args.bootstrap_servers or "", settings)
+
+
+def parse_client_setting(text: str) -> tuple[str, str]:
+    """`kafka.security.protocol=SASL_SSL` -> its key and value."""
+    key, separator, value = text.partition("=")
+    if not separator or not key.startswith(CLIENT_PREFIX) or key in OWN_SETTINGS:
+        raise ValueError(
+            f"--kafka-setting takes kafka.NAME=VALUE (a Kafka client setting, e.g. "
+            f"kafka.security.protocol=SASL_SSL; not kafka.bootstrap.servers), not {text!r}"
+        )
+    return key, value
+
+
+@dataclass(frozen=True)
+class PartitionRange:
+    topic: str
+    partition: int
+    start: int  # the first offset to land
+    end: int  # the partition's end when the load started (exclusive)
+
+    @property
+    def records(self) -> int:
+        return self.end - self.start
+
+
+def partition_ranges(spark: Any, source: KafkaSource, landed: dict[tuple[str, int], int]) -> list[PartitionRange]:
+    """Per partition of the source's topics, the offsets a load takes: after the last landed
+    (`landed`: (topic, partition) -> last offset landed) to the partition's end. Fails, naming
+    topic and partition, where the broker no longer has the next offset to land (retention or
+    compaction removed it before it was landed) or holds fewer records than were landed (the
+    topic was re-created)."""
+    starts, ends, partitions = _broker_offsets(spark, source)
+    ranges = []
+    for topic, partition in partitions:
+        earliest, end = starts[topic, partition], ends[topic, partition]
+        last = landed.get((topic, partition))
+        start = earliest if last is None else last + 1
+        if start < earliest:
+            raise KafkaSourceError(
+                f"topic {topic} partition {partition}: the broker starts at offset {earliest}, but the "
+                f"landing holds offsets up to {last} only: offsets {start} to {earliest - 1} were removed "
+                "(retention) before they were landed. Their messages are lost to this pipeline; land them "
+                "from elsewhere, or move on by landing with a new format name"
+            )
+        if start > end:
+            raise KafkaSourceError(
+                f"topic {topic} partition {partition}: the landing holds offsets up to {last}, beyond the "
+                f"partition's end ({end}): was the topic deleted and created again?"
+            )
+        ranges.append(PartitionRange(topic, partition, start, end))
+    return ranges
+
+
+def split_ranges(ranges: list[PartitionRange], max_records: int) -> list[list[PartitionRange]]:
+    """`ranges` cut into landing batches of at most about `max_records` records: batch k takes
+    the k-th of n equal slices of every partition's range, so each batch committed moves every
+    partition's landed offsets forward and a load stopped between batches resumes after the last."""
+    total = sum(piece.records for piece in ranges)
+    count = max(1, -(-total // max(1, max_records)))
+    batches = []
+    for number in range(count):
+        batch = []
+        for piece in ranges:
+            start = piece.start + piece.records * number // count
+            end = piece.start + piece.records * (number + 1) // count
+            if end > start:
+                batch.append(PartitionRange(piece.topic, piece.partition, start, end))
+        batches.append(batch)
+    return [batch for batch in batches if batch]
+
+
+def _broker_offsets(
+    spark: Any, source: KafkaSource
+) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int], list[tuple[str, int]]]:
+    """Each partition's earliest and end offsets, from a consumer in the driver's JVM."""
+    jvm = spark.sparkContext._jvm
+    properties = jvm.java.util.Properties()
+    for key, value in source.spark_options().items():
+        properties.setProperty(key[len(CLIENT_PREFIX) :], value)
+    deserializer = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
+    properties.setProperty("key.deserializer", deserializer)
+    properties.setProperty("value.deserializer", deserializer)
+    properties.setProperty("allow.auto.create.topics", "false")  # asking about a topic creates none
+    timeout = jvm.java.time.Duration.ofSeconds(BROKER_TIMEOUT_SECONDS)
+    consumer = jvm.org.apache.kafka.clients.consumer.KafkaConsumer(properties)
+    try:
+        listed = consumer.listTopics(timeout)
+        partitions = []
+        for topic in source.topics:
+            infos = listed.get(topic)
+            if infos is None or infos.isEmpty():
+                raise KafkaSourceError(f"topic {topic} not found on {source.bootstrap_servers}")
+            partitions += sorted((topic, info.partition()) for info in infos)
+        wanted = jvm.java.util.ArrayList()
+        for topic, partition in partitions:
+            wanted.add(jvm.org.apache.kafka.common.TopicPartition(topic, partition))
+        earliest = consumer.beginningOffsets(wanted, timeout)
+        ends = consumer.endOffsets(wanted, timeout)
+
+        def by_partition(offsets: Any) -> dict[tuple[str, int], int]:
+            return {
+                (entry.getKey().topic(), entry.getKey().partition()): entry.getValue() for entry in offsets.entrySet()
+            }
+
+        return by_partition(earliest), by_partition(ends), partitions
+    finally:
+        consumer.close()
+
+
+def offsets_json(ranges: list[PartitionRange], end: bool) -> str:
+    """`startingOffsets` / `endingOffsets` of Spark's Kafka source for `ranges`."""
+    offsets: dict[str, dict[str, int]] = {}
+    for piece in ranges:
+        offsets.setdefault(piece.topic, {})[str(piece.partition)] = piece.end if end else piece.start
+    return json.dumps(offsets)
+
+
+def assign_json(ranges: list[PartitionRange]) -> str:
+    partitions: dict[str, list[int]] = {}
+    for piece in ranges:
+        partitions.setdefault(piece.topic, []).append(piece.partition)
+    return json.dumps(partitions)
