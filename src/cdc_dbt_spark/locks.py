@@ -15,7 +15,8 @@ waits for, and then finds the files landed.
   this host, or a lock not touched for `LEASE_SECONDS`) is taken over, so a killed load never
   blocks the next one.
 - `hold_embedded_metastore`: the embedded target's Derby metastore admits one process; a
-  second loader waits for the first instead of failing with Derby's error.
+  second loader waits for the first instead of failing with Derby's error. A metastore whose
+  creation a killed process left unfinished is removed and made again.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import socket
 import threading
 import time
@@ -177,6 +179,25 @@ def hold_embedded_metastore(spark_conf: dict[str, str]) -> None:
         )
         fcntl.flock(handle, fcntl.LOCK_EX)
     _held[lock] = handle
+    remove_unfinished_database(lock.with_suffix(""))
+
+
+def remove_unfinished_database(folder: Path) -> None:
+    """Removes an embedded Derby database whose creation a killed process did not finish: Derby
+    writes `service.properties` once a new database is made, and refuses to create one over a
+    folder without it ("Directory ... already exists"), so every later process would fail. Such
+    a folder holds nothing yet. Left alone while a JVM has it open (Derby locks `dbex.lck`)."""
+    if not folder.is_dir() or (folder / "service.properties").exists():
+        return
+    booted = folder / "dbex.lck"
+    if booted.exists():
+        with open(booted, "r+b") as handle:
+            try:  # Derby's lock is the JVM's FileChannel lock: an fcntl lock, as lockf takes
+                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return
+    log.warning("removing %s: a process was killed while creating it (it holds nothing yet)", folder)
+    shutil.rmtree(folder)
 
 
 def release_embedded_metastores() -> None:

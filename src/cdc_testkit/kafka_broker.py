@@ -103,9 +103,12 @@ class KafkaBroker:
             )
             + "\n"
         )
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")  # as kafka-storage random-uuid
+        # as `kafka-storage random-uuid` makes one; given as --cluster-id=ID: an id may start with '-'
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         formatted = subprocess.run(
-            self._java("kafka.tools.StorageTool", "format", "--standalone", "-t", cluster_id, "-c", str(properties)),
+            self._java(
+                "kafka.tools.StorageTool", "format", "--standalone", f"--cluster-id={cluster_id}", "-c", str(properties)
+            ),
             capture_output=True,
             text=True,
         )

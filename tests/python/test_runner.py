@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cdc_dbt_spark import runner
-from cdc_testkit.faults import project_environment, query
+from cdc_testkit.faults import LOADER, project_environment, query, run
 from cdc_testkit.harness import PROJECT_ROOT
 from cdc_testkit.oracle import assert_as_replayed
 from cdc_testkit.scenario import Scenario
@@ -135,3 +135,18 @@ def test_killed_runner_is_repaired_by_the_next_and_sigterm_ends_the_cycle_first(
     )
     lines = sum(1 for path in folder.iterdir() for _ in path.open())
     assert landed == [{"messages": lines, "files": 2}]  # each file landed once
+
+
+def test_a_metastore_whose_creation_was_killed_is_made_again(tmp_path: Path) -> None:
+    """What Derby leaves of an embedded metastore when its first process is killed while
+    creating it (no service.properties): the next process of ours removes it and creates it."""
+    environment = project_environment(tmp_path, "half_made")
+    unfinished = tmp_path / "spark" / "metastore_db"
+    for folder in ("log", "tmp"):
+        (unfinished / folder).mkdir(parents=True)
+    for lock in ("db.lck", "dbex.lck"):
+        (unfinished / lock).write_text("")
+    files = write_stream(scenario("dataworks_json", 81), "dataworks_json", tmp_path / "in", seed=81)
+    loaded = run(environment, *LOADER, "--format", "dataworks_json", *map(str, files))
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    assert (unfinished / "service.properties").is_file()
