@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+log = logging.getLogger("cdc_load")
 
 CLIENT_PREFIX = "kafka."
 # settings the loader sets itself (Spark's Kafka source also refuses group.id, deserializers...)
@@ -35,6 +38,8 @@ class KafkaSource:
     bootstrap_servers: str
     # `kafka.`-prefixed client settings (SASL, SSL...), as Spark's Kafka source takes them
     settings: dict[str, str] = field(default_factory=dict)
+    # where the broker removed offsets not landed yet: go on from its earliest (logged) instead of failing
+    skip_removed: bool = False
 
     def __post_init__(self) -> None:
         for topic in self.topics:
@@ -64,12 +69,18 @@ def add_client_arguments(parser: argparse.ArgumentParser) -> None:
         help="a Kafka client setting, as Spark's Kafka source takes it (e.g. kafka.security.protocol=SASL_SSL, "
         "kafka.sasl.jaas.config=...); repeat for several",
     )
+    parser.add_argument(
+        "--skip-removed-offsets",
+        action="store_true",
+        help="where the broker removed records (retention) before they were landed, go on from the earliest it "
+        "holds, logging what was skipped (by default the load fails, naming topic, partition and offsets)",
+    )
 
 
 def kafka_source(topics: str, args: argparse.Namespace) -> KafkaSource:
     """The source of `topics` (TOPIC[,TOPIC...]) on the brokers and settings `args` give; ValueError if wrong."""
     settings = dict(parse_client_setting(text) for text in args.kafka_setting)
-    return KafkaSource(parse_topics(topics), args.bootstrap_servers or "", settings)
+    return KafkaSource(parse_topics(topics), args.bootstrap_servers or "", settings, args.skip_removed_offsets)
 
 
 def parse_client_setting(text: str) -> tuple[str, str]:
@@ -108,12 +119,18 @@ def partition_ranges(spark: Any, source: KafkaSource, landed: dict[tuple[str, in
         last = landed.get((topic, partition))
         start = earliest if last is None else last + 1
         if start < earliest:
-            raise KafkaSourceError(
-                f"topic {topic} partition {partition}: the broker starts at offset {earliest}, but the "
-                f"landing holds offsets up to {last} only: offsets {start} to {earliest - 1} were removed "
-                "(retention) before they were landed. Their messages are lost to this pipeline; land them "
-                "from elsewhere, or move on by landing with a new format name"
+            lost = (
+                f"topic {topic} partition {partition}: the broker starts at offset {earliest}, but the landing "
+                f"holds offsets up to {last} only: offsets {start} to {earliest - 1} were removed (retention) "
+                "before they were landed"
             )
+            if not source.skip_removed:
+                raise KafkaSourceError(
+                    f"{lost}. Land their messages from elsewhere (an export of the topic) if you have them, "
+                    "then go on with --skip-removed-offsets"
+                )
+            log.warning("%s: skipped (--skip-removed-offsets)", lost)
+            start = earliest
         if start > end:
             raise KafkaSourceError(
                 f"topic {topic} partition {partition}: the landing holds offsets up to {last}, beyond the "

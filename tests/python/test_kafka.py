@@ -189,7 +189,7 @@ def test_kafka_ranges_cut_into_batches_cover_each_offset_once_in_order() -> None
     assert split_ranges(ranges, 1000) == [ranges[:2]]
 
 
-def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_topic_and_partition(project, broker) -> None:
+def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_them_unless_skipped(project, broker) -> None:
     topic = "cdc.aged"
     create_topic(broker, topic, partitions=1)
     records = kafka_records(scenario("dataworks_json", 61), "dataworks_json")
@@ -205,6 +205,10 @@ def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_topic_an
         admin.close()
     with pytest.raises(KafkaSourceError, match=r"topic cdc\.aged partition 0: .* offsets 10 to 14 were removed"):
         land_topics("dataworks_json", source)
+    skipping = replace(source, skip_removed=True)
+    assert land_topics("dataworks_json", skipping)["messages"] == 5  # offsets 15 to 19
+    offsets = project.query("select min(kafka_offset), max(kafka_offset), count(*) from {schema}.raw_cdc_messages")
+    assert offsets == [(0, 19, 15)]
     with pytest.raises(KafkaSourceError, match=r"topic cdc\.nope not found on 127\.0\.0\.1:\d+"):
         land_topics("dataworks_json", KafkaSource(("cdc.nope",), broker.bootstrap_servers))
 
