@@ -12,6 +12,13 @@ topic with Spark's Kafka sink (not timed), then measures in one Spark session, `
 
 and prints the seconds of each run, the medians and kafka_load/floor (acceptance: at most 1.5) and
 kafka_load/file_load. The broker runs on the same two cores as Spark.
+
+Then, with `--latency-cycles N` (default 20; 0: none): the topic's landing is built in full (`dbt
+build`), this process ends its Spark, and `cdc-run --topic ... --every 5` runs over that warehouse
+as its own process. Once it idles, `--small-messages` further messages of the stream (1,000 by
+default) are produced, and the seconds until a cycle logs them landed and built are their
+latency (visible in `cdc_current`); N times. It prints each, the median (acceptance: at most 15 s)
+and the 95th percentile (at most 30 s).
 """
 
 from __future__ import annotations
@@ -19,14 +26,18 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 from cdc_bench.data import generate
-from cdc_dbt_spark.connection import connect
+from cdc_bench.steps import BUILD, run_dbt
+from cdc_dbt_spark.connection import connect, end_spark
 from cdc_dbt_spark.kafka import KafkaSource
 from cdc_dbt_spark.loader import land, land_topics
 from cdc_dbt_spark.settings import use_project
@@ -38,6 +49,51 @@ LIMIT = 1.5  # kafka_load / floor
 TOPIC = "bench.messages"
 
 
+def runner_latencies(source_format: str, bootstrap_servers: str, folders: list[Path], work: Path) -> list[float]:
+    """Seconds from producing each folder's messages to the runner's cycle that built them."""
+    from kafka import KafkaProducer
+
+    command = [sys.executable, "-m", "cdc_dbt_spark.runner", f"--topic={source_format}={TOPIC}"]
+    command += [f"--bootstrap-servers={bootstrap_servers}", "--every", "5", "--", *BUILD[1:]]
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    runner = subprocess.Popen(
+        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=PROJECT_ROOT
+    )
+    with (work / "runner.log").open("w") as output:
+
+        def until(pattern: str) -> re.Match:
+            for line in runner.stdout:
+                output.write(line)
+                if found := re.search(pattern, line):
+                    return found
+            raise RuntimeError(f"the runner ended; see {work / 'runner.log'}")
+
+        try:
+            until(r"cycle \d+: 0 messages landed, nothing to build")
+            producer = KafkaProducer(bootstrap_servers=bootstrap_servers, linger_ms=5)
+            latencies = []
+            for folder in folders:
+                started = time.perf_counter()
+                produced = 0
+                for path in sorted(folder.iterdir()):
+                    for line in path.open("rb"):
+                        producer.send(TOPIC, value=line.rstrip(b"\n"))
+                        produced += 1
+                producer.flush()
+                visible = 0  # a cycle may have started while they were produced: it takes only some
+                while visible < produced:
+                    visible += int(until(r"cycle \d+: (\d+) messages landed .*, built,").group(1))
+                latencies.append(time.perf_counter() - started)
+                log.info("cycle %d of %d: visible after %.1f s", len(latencies), len(folders), latencies[-1])
+            producer.close()
+            return latencies
+        finally:
+            runner.send_signal(signal.SIGTERM)
+            for line in runner.stdout:
+                output.write(line)
+            runner.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     use_project(PROJECT_ROOT)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -46,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keys", type=int, default=200_000)
     parser.add_argument("--partitions", type=int, default=4, help="partitions of the topic (default 4)")
     parser.add_argument("--runs", type=int, default=2, help="runs of each step, in turn (default 2)")
+    parser.add_argument("--latency-cycles", type=int, default=20, help="runner cycles timed (default 20; 0: none)")
+    parser.add_argument("--small-messages", type=int, default=1000, help="messages produced per timed cycle")
     parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "bench_kafka")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -65,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         duplicate_share=0.01,
         out_of_order_share=0.05,
         files=20,
-        small_messages=0,
-        increments=0,
+        small_messages=args.small_messages,
+        increments=args.latency_cycles,
         seed=1,
     )
     base = generate(stream, work)["base"]
@@ -111,11 +169,21 @@ def main(argv: list[str] | None = None) -> int:
                 step()
                 seconds[name].append(time.perf_counter() - started)
                 log.info("run %d: %s %.1f s", run + 1, name, seconds[name][-1])
+        latencies = []
+        if args.latency_cycles:
+            run_dbt(*BUILD)  # the topic's landing (bench_kafka), built in full
+            end_spark(spark)  # the runner opens the embedded metastore itself
+            folders = [work / "increments" / f"{number:03d}" for number in range(args.latency_cycles)]
+            latencies = runner_latencies(args.format, broker.bootstrap_servers, folders, work)
 
     median = {name: statistics.median(values) for name, values in seconds.items()}
     print(f"\n{base.messages:,} messages, {base.bytes / 1e6:.0f} MB, topic of {args.partitions} partitions")
     for name, values in seconds.items():
         print(f"{name:12s} median {median[name]:7.1f} s   runs: {', '.join(f'{value:.1f}' for value in values)}")
+    if latencies:
+        p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
+        print(f"latency      median {statistics.median(latencies):7.1f} s   95th percentile {p95:.1f} s")
+        print(f"             cycles: {', '.join(f'{value:.1f}' for value in latencies)}")
     kafka_floor = median["kafka_load"] / median["floor"]
     print(f"kafka_load/floor      {kafka_floor:.2f}  (limit {LIMIT}: {'met' if kafka_floor <= LIMIT else 'NOT met'})")
     print(f"kafka_load/file_load  {median['kafka_load'] / median['file_load']:.2f}")

@@ -126,6 +126,15 @@ class KafkaBroker:
         return self
 
     def _wait_ready(self) -> None:
+        client_log = logging.getLogger("kafka")
+        level = client_log.level
+        client_log.setLevel(logging.CRITICAL)  # "connection refused" until the broker listens
+        try:
+            self._poll_until_ready()
+        finally:
+            client_log.setLevel(level)
+
+    def _poll_until_ready(self) -> None:
         from kafka import KafkaAdminClient
         from kafka.errors import KafkaError
 
