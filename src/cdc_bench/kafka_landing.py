@@ -131,12 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = connect("local").spark
 
     with KafkaBroker(work / "kafka", java_options=()) as broker:
-        from kafka import KafkaAdminClient
-        from kafka.admin import NewTopic
-
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
-        admin.create_topics([NewTopic(TOPIC, args.partitions, 1)])
-        admin.close()
+        broker.create_topic(TOPIC, args.partitions)
         started = time.perf_counter()
         messages = spark.read.text(str(work / "base"))
         messages.write.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap_servers).option(

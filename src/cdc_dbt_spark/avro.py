@@ -96,7 +96,7 @@ def split_avro(path: Path, data: bytes, settings: dict[str, Any] | None = None) 
     if data[:4] == AVRO_MAGIC:
         yield from _split_container(data, record_names, settings.get("avro_schema"), settings)
     elif settings.get("avro_schema"):
-        yield from _split_base64_lines(data, settings, record_names)
+        yield from _split_base64_lines(data, settings)
     else:
         yield Message(
             0, 0, data[:4096].decode("utf-8", errors="replace"), f"not an Avro object container file: {path.name}"
@@ -229,7 +229,15 @@ def _where_datum_fails(datum: bytes, writer_schema: dict) -> str:
     return "it cannot be read"
 
 
-def _split_base64_lines(data: bytes, settings: dict[str, Any], record_names: bool) -> Iterator[Message]:
+def datum_text(datum: bytes, settings: dict[str, Any]) -> str:
+    """One schemaless datum as the loader lands it (a base64 line of a file, a Kafka record's
+    value): decoded by `decode_datum`, union records named as `avro_union_record_names` says,
+    rendered as JSON. ValueError if no schema decodes it."""
+    record_names = bool(settings.get("avro_union_record_names", False))
+    return dumps(decode_datum(datum, settings, record_names))
+
+
+def _split_base64_lines(data: bytes, settings: dict[str, Any]) -> Iterator[Message]:
     offset = 0
     index = 0
     for raw_line in data.splitlines(keepends=True):
@@ -241,7 +249,7 @@ def _split_base64_lines(data: bytes, settings: dict[str, Any], record_names: boo
         text = line.decode("ascii", errors="replace")
         try:
             datum = base64.b64decode(line, validate=True)
-            yield Message(index, line_offset, dumps(decode_datum(datum, settings, record_names)))
+            yield Message(index, line_offset, datum_text(datum, settings))
         except (binascii.Error, ValueError) as exc:
             yield Message(index, line_offset, text, f"not a base64 Avro datum of {settings['avro_schema']}: {exc}")
         index += 1

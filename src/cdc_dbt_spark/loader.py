@@ -302,7 +302,7 @@ class Progress:
 
 
 @contextmanager
-def session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+def _session_conf(spark: Any, settings: dict[str, str]) -> Iterator[None]:
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
@@ -413,7 +413,7 @@ def _append(spark: Any, rows: Any, location: str, batch_id: int, source_format: 
         F.lit(source_format).alias("source_format"),
     )
     counted = Observation("landed")
-    with session_conf(spark, WRITE_CONF), progress:
+    with _session_conf(spark, WRITE_CONF), progress:
         batch.observe(counted, F.count(F.lit(1)).alias("messages")).write.format("delta").mode("append").save(location)
     return int(counted.get["messages"])
 

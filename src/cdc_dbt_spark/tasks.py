@@ -23,7 +23,6 @@ from cdc_dbt_spark.messages import (
     BLOCK_BYTES,
     BlockReader,
     Message,
-    dumps,
     message_batches,
     open_decompressed,
     read_bytes,
@@ -168,8 +167,17 @@ class DecodeAvroRecords:
     progress: Any = None  # a Spark accumulator of records decoded, for the driver's progress log
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from cdc_dbt_spark.avro import datum_text  # only Avro formats need fastavro
+
+        def decode(datum: bytes) -> tuple[str, str | None]:
+            try:
+                return datum_text(datum, self.settings), None
+            except ValueError as exc:
+                text = base64.b64encode(datum).decode("ascii")  # as a file would hold it
+                return text, f"not an Avro datum of {self.settings['avro_schema']}: {exc}"
+
         for batch in batches:
-            decoded = [self._decode(value) for value in batch.column(3).to_pylist()]
+            decoded = [decode(value) for value in batch.column(3).to_pylist()]
             if self.progress is not None:
                 self.progress.add(batch.num_rows)
             yield pa.RecordBatch.from_arrays(
@@ -180,16 +188,6 @@ class DecodeAvroRecords:
                 ],
                 names=["topic", "partition", "offset", "message_text", "loader_error"],
             )
-
-    def _decode(self, datum: bytes) -> tuple[str, str | None]:
-        from cdc_dbt_spark.avro import decode_datum  # only Avro formats need fastavro
-
-        record_names = bool(self.settings.get("avro_union_record_names", False))
-        try:
-            return dumps(decode_datum(datum, self.settings, record_names)), None
-        except ValueError as exc:
-            text = base64.b64encode(datum).decode("ascii")  # as a file would hold it
-            return text, f"not an Avro datum of {self.settings['avro_schema']}: {exc}"
 
 
 def split_file(

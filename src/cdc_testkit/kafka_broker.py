@@ -150,6 +150,28 @@ class KafkaBroker:
                     raise
                 time.sleep(0.5)
 
+    def create_topic(self, topic: str, partitions: int) -> None:
+        from kafka import KafkaAdminClient
+        from kafka.admin import NewTopic
+
+        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers)
+        try:
+            admin.create_topics([NewTopic(topic, partitions, 1)])
+        finally:
+            admin.close()
+
+    def produce(self, topic: str, records: list[tuple[bytes | None, bytes | None]], partitions: int) -> None:
+        """(key, value) records, each to the partition its number says (Kafka orders only within a partition)."""
+        from kafka import KafkaProducer
+
+        producer = KafkaProducer(bootstrap_servers=self.bootstrap_servers)
+        try:
+            for number, (key, value) in enumerate(records):
+                producer.send(topic, key=key, value=value, partition=number % partitions)
+            producer.flush()
+        finally:
+            producer.close()
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()

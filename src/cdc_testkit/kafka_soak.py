@@ -54,9 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("kafka").setLevel(logging.CRITICAL)
     log = logging.getLogger("soak")
-    from kafka import KafkaAdminClient, KafkaProducer
-    from kafka.admin import NewTopic
-
     work = args.work_dir.resolve()
     shutil.rmtree(work, ignore_errors=True)
     rng = random.Random(args.seed)
@@ -76,24 +73,19 @@ def main(argv: list[str] | None = None) -> int:
     environment = {**project_environment(work, "soak"), "PYTHONUNBUFFERED": "1"}
 
     with KafkaBroker(work / "kafka") as broker:
-        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
-        admin.create_topics([NewTopic(f"soak.{source_format}", PARTITIONS, 1) for source_format in FORMATS])
-        admin.close()
+        for source_format in FORMATS:
+            broker.create_topic(f"soak.{source_format}", PARTITIONS)
         # the records spread over the soak's expected length (the mean delay a kill), a chunk every ~0.5 s
         chunks = max(1, int(args.kills * (3 + args.max_delay) / 2 / 0.5))
         stop = threading.Event()
 
         def produce() -> None:
-            producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
             for number in range(chunks):
                 for source_format, stream in records.items():
                     part = stream[len(stream) * number // chunks : len(stream) * (number + 1) // chunks]
-                    for index, (key, value) in enumerate(part):
-                        producer.send(f"soak.{source_format}", key=key, value=value, partition=index % PARTITIONS)
-                producer.flush()
+                    broker.produce(f"soak.{source_format}", part, PARTITIONS)
                 if not stop.is_set():  # once the kills are over, the rest goes at once
                     stop.wait(0.5)
-            producer.close()
 
         producing = threading.Thread(target=produce)
         producing.start()

@@ -16,8 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import NewTopic
+from kafka import KafkaAdminClient
 from kafka.structs import TopicPartition
 
 from cdc_dbt_spark import runner
@@ -41,27 +40,6 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
     logging.getLogger("kafka").setLevel(logging.WARNING)  # the Python client's connection chatter
     with KafkaBroker(tmp_path_factory.mktemp("kafka")) as started:
         yield started
-
-
-def create_topic(broker: KafkaBroker, topic: str, partitions: int = PARTITIONS) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
-    try:
-        admin.create_topics([NewTopic(topic, partitions, 1)])
-    finally:
-        admin.close()
-
-
-def produce(
-    broker: KafkaBroker, topic: str, records: list[tuple[bytes | None, bytes | None]], partitions: int = PARTITIONS
-) -> None:
-    """Each record to the partition its number says (Kafka orders only within a partition)."""
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
-    try:
-        for number, (key, value) in enumerate(records):
-            producer.send(topic, key=key, value=value, partition=number % partitions)
-        producer.flush()
-    finally:
-        producer.close()
 
 
 def scenario(source_format: str, seed: int) -> list[Change]:
@@ -89,9 +67,9 @@ def test_topics_of_four_formats_land_once_from_where_they_stopped_and_build(proj
         for seed, source_format in enumerate(formats, 41)
     }
     for source_format in formats:
-        create_topic(broker, f"cdc.{source_format}")
+        broker.create_topic(f"cdc.{source_format}", PARTITIONS)
         half = len(records[source_format]) // 2
-        produce(broker, f"cdc.{source_format}", records[source_format][:half])
+        broker.produce(f"cdc.{source_format}", records[source_format][:half], PARTITIONS)
     project.activate()
 
     first = {
@@ -99,7 +77,7 @@ def test_topics_of_four_formats_land_once_from_where_they_stopped_and_build(proj
         for source_format in formats
     }
     for source_format in formats:
-        produce(broker, f"cdc.{source_format}", records[source_format][len(records[source_format]) // 2 :])
+        broker.produce(f"cdc.{source_format}", records[source_format][len(records[source_format]) // 2 :], PARTITIONS)
     topics = [f"--topic={source_format}=cdc.{source_format}" for source_format in formats]
     cycle = [*topics, f"--bootstrap-servers={broker.bootstrap_servers}", "--once", *BUILD_OPTIONS]
     assert runner.main(cycle) == 0
@@ -131,9 +109,9 @@ def test_a_load_killed_between_its_batches_and_records_produced_while_loading_la
     offsets) and nothing of the second; the next load goes on from there, records produced while
     it runs are the load after's, and in the end every record is landed once."""
     topic = "cdc.killed"
-    create_topic(broker, topic)
+    broker.create_topic(topic, PARTITIONS)
     records = kafka_records(scenario("dataworks_json", 51), "dataworks_json")
-    produce(broker, topic, records)
+    broker.produce(topic, records, PARTITIONS)
     environment = project_environment(tmp_path, "kafka_kill")
     load = [*LOADER, "--format", "dataworks_json", "--kafka-topic", topic, "--bootstrap-servers"]
     load += [broker.bootstrap_servers, "--max-batch-messages", str(len(records) // 3)]
@@ -160,7 +138,7 @@ def test_a_load_killed_between_its_batches_and_records_produced_while_loading_la
         loading = subprocess.Popen(load, env=environment, stderr=log, cwd=PROJECT_ROOT)
         produced = 0
         while loading.poll() is None and produced < len(more):
-            produce(broker, topic, more[produced : produced + 10])
+            broker.produce(topic, more[produced : produced + 10], PARTITIONS)
             produced += 10
             time.sleep(0.1)
         assert loading.wait() == 0, (tmp_path / "load.log").read_text()[-3000:]
@@ -191,13 +169,13 @@ def test_kafka_ranges_cut_into_batches_cover_each_offset_once_in_order() -> None
 
 def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_them_unless_skipped(project, broker) -> None:
     topic = "cdc.aged"
-    create_topic(broker, topic, partitions=1)
+    broker.create_topic(topic, 1)
     records = kafka_records(scenario("dataworks_json", 61), "dataworks_json")
-    produce(broker, topic, records[:10], partitions=1)
+    broker.produce(topic, records[:10], 1)
     project.activate()
     source = KafkaSource((topic,), broker.bootstrap_servers)
     assert land_topics("dataworks_json", source)["messages"] == 10
-    produce(broker, topic, records[10:20], partitions=1)
+    broker.produce(topic, records[10:20], 1)
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
     try:  # as retention does: the partition now starts at offset 15
         admin.delete_records({TopicPartition(topic, 0): 15})
@@ -214,8 +192,8 @@ def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_them_unl
 
 
 def test_a_value_that_is_not_utf8_lands_with_its_reason(project, broker) -> None:
-    create_topic(broker, "cdc.bytes", partitions=1)
-    produce(broker, "cdc.bytes", [(None, b'{"op":"\xff"}'), (None, b'{"op":"ok"}')], partitions=1)
+    broker.create_topic("cdc.bytes", 1)
+    broker.produce("cdc.bytes", [(None, b'{"op":"\xff"}'), (None, b'{"op":"ok"}')], 1)
     project.activate()
     assert land_topics("dataworks_json", KafkaSource(("cdc.bytes",), broker.bootstrap_servers))["messages"] == 2
     rows = project.query(
