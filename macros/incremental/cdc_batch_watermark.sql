@@ -3,14 +3,24 @@
     load_batch_id of cdc_load_batches, which is built last. Incremental models take
     batches above it, so a run that failed or was killed is simply redone. -1 (take
     everything) on a full refresh or before cdc_load_batches exists.
+
+    Read once per dbt invocation, when it first asks, and kept in its `graph` (one object
+    per invocation, shared by its nodes): every incremental model and the history's plan
+    ask (ten queries of the ledger a build, each paying Delta's snapshot and file listing),
+    and they all run before cdc_load_batches records the build's batches. The data tests
+    that run after it in a `dbt build` need the watermark the build started at, which is
+    this one.
 #}
 {% macro cdc_batch_watermark() %}
     {% if not execute or flags.FULL_REFRESH %}
         {{ return(-1) }}
     {% endif %}
-    {% set ledger = cdc_previous_run_relation('cdc_load_batches') %}
-    {% if ledger is none %}
-        {{ return(-1) }}
+    {% set memo_key = 'cdc_batch_watermark ' ~ invocation_id %}
+    {% if memo_key not in graph %}
+        {% set ledger = cdc_previous_run_relation('cdc_load_batches') %}
+        {% set watermark = -1 if ledger is none
+            else cdc_integer_list('select coalesce(max(load_batch_id), -1) from ' ~ ledger)[0] %}
+        {% do graph.update({memo_key: watermark}) %}
     {% endif %}
-    {{ return(cdc_integer_list('select coalesce(max(load_batch_id), -1) from ' ~ ledger)[0]) }}
+    {{ return(graph[memo_key]) }}
 {% endmacro %}

@@ -5,9 +5,9 @@
     PARTITIONS reads them all, ~1 s a call at 2M messages and growing with the table); at or
     below it, from the ledger cdc_load_batches, which holds every batch a run took. Read once
     per dbt invocation and kept in its `graph` (one object per invocation, shared by its nodes),
-    with the watermark it was read at (cdc_invocation_watermark): a build asks a dozen times
-    (its models' plans, its data tests' scope), and each query pays Delta's snapshot and file
-    listing; one build sees one landing.
+    as the watermark is (cdc_batch_watermark): a build asks a dozen times (its models' plans,
+    its data tests' scope), and each query pays Delta's snapshot and file listing; one build
+    sees one landing.
 #}
 {% macro cdc_landed_partitions() %}
     {% set landing = source('cdc_landing', 'raw_cdc_messages') %}
@@ -16,7 +16,7 @@
     {% endif %}
     {% set memo_key = 'cdc_landed_partitions ' ~ invocation_id %}
     {% if memo_key in graph %}
-        {{ return(graph[memo_key].partitions) }}
+        {{ return(graph[memo_key]) }}
     {% endif %}
     {% set watermark = cdc_batch_watermark() %}
     {% set ledger = cdc_previous_run_relation('cdc_load_batches') if watermark >= 0 else none %}
@@ -38,6 +38,6 @@
     {% for row in run_query(partitions_query).rows %}
         {% do partitions.append({'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format']}) %}
     {% endfor %}
-    {% do graph.update({memo_key: {'watermark': watermark, 'partitions': partitions}}) %}
+    {% do graph.update({memo_key: partitions}) %}
     {{ return(partitions) }}
 {% endmacro %}

@@ -15,12 +15,12 @@
     {% if scope == 'all' or not execute %}
         {{ return(none) }}
     {% endif %}
-    {#- a build needs only the watermark it started at (kept, no query per test) -#}
-    {% if flags.WHICH == 'build' %}
-        {% set started_at = cdc_invocation_watermark() %}
-        {{ return(none if started_at < 0 else cdc_pending_batches(started_at)) }}
-    {% endif %}
+    {#- the watermark this invocation started at (read once, cdc_batch_watermark) -#}
     {% set watermark = cdc_batch_watermark() %}
+    {#- a build needs only that: the batches it processes were pending when it started -#}
+    {% if flags.WHICH == 'build' %}
+        {{ return(none if watermark < 0 else cdc_pending_batches(watermark)) }}
+    {% endif %}
     {% if watermark < 0 %}
         {{ return(none) }}
     {% endif %}
