@@ -49,12 +49,12 @@ LIMIT = 1.5  # kafka_load / floor
 TOPIC = "bench.messages"
 
 
-def runner_latencies(source_format: str, bootstrap_servers: str, folders: list[Path], work: Path) -> list[float]:
+def runner_latencies(
+    source_format: str, broker: KafkaBroker, partitions: int, folders: list[Path], work: Path
+) -> list[float]:
     """Seconds from producing each folder's messages to the runner's cycle that built them."""
-    from kafka import KafkaProducer
-
     command = [sys.executable, "-m", "cdc_dbt_spark.runner", f"--topic={source_format}={TOPIC}"]
-    command += [f"--bootstrap-servers={bootstrap_servers}", "--every", "5", "--", *BUILD[1:]]
+    command += [f"--bootstrap-servers={broker.bootstrap_servers}", "--every", "5", "--", *BUILD[1:]]
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
     runner = subprocess.Popen(
         command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=PROJECT_ROOT
@@ -70,22 +70,17 @@ def runner_latencies(source_format: str, bootstrap_servers: str, folders: list[P
 
         try:
             until(r"cycle \d+: 0 messages landed, nothing to build")
-            producer = KafkaProducer(bootstrap_servers=bootstrap_servers, linger_ms=5)
             latencies = []
             for folder in folders:
                 started = time.perf_counter()
-                produced = 0
-                for path in sorted(folder.iterdir()):
-                    for line in path.open("rb"):
-                        producer.send(TOPIC, value=line.rstrip(b"\n"))
-                        produced += 1
-                producer.flush()
+                records = [(None, line.rstrip(b"\n")) for path in sorted(folder.iterdir()) for line in path.open("rb")]
+                broker.produce(TOPIC, records, partitions)
+                produced = len(records)
                 visible = 0  # a cycle may have started while they were produced: it takes only some
                 while visible < produced:
                     visible += int(until(r"cycle \d+: (\d+) messages landed .*, built,").group(1))
                 latencies.append(time.perf_counter() - started)
                 log.info("cycle %d of %d: visible after %.1f s", len(latencies), len(folders), latencies[-1])
-            producer.close()
             return latencies
         finally:
             runner.send_signal(signal.SIGTERM)
@@ -169,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             run_dbt(*BUILD)  # the topic's landing (bench_kafka), built in full
             end_spark(spark)  # the runner opens the embedded metastore itself
             folders = [work / "increments" / f"{number:03d}" for number in range(args.latency_cycles)]
-            latencies = runner_latencies(args.format, broker.bootstrap_servers, folders, work)
+            latencies = runner_latencies(args.format, broker, args.partitions, folders, work)
 
     median = {name: statistics.median(values) for name, values in seconds.items()}
     print(f"\n{base.messages:,} messages, {base.bytes / 1e6:.0f} MB, topic of {args.partitions} partitions")

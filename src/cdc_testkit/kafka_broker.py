@@ -75,6 +75,7 @@ class KafkaBroker:
         self.port, self.controller_port = free_port(), free_port()
         self.bootstrap_servers = f"127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
+        self._producer = None  # one client for every produce() call (kafka-python's is thread-safe)
 
     def _java(self, main_class: str, *arguments: str) -> list[str]:
         return ["java", *self.java_options, "-cp", f"{broker_jars()}/*", main_class, *arguments]
@@ -162,17 +163,18 @@ class KafkaBroker:
 
     def produce(self, topic: str, records: list[tuple[bytes | None, bytes | None]], partitions: int) -> None:
         """(key, value) records, each to the partition its number says (Kafka orders only within a partition)."""
-        from kafka import KafkaProducer
+        if self._producer is None:
+            from kafka import KafkaProducer
 
-        producer = KafkaProducer(bootstrap_servers=self.bootstrap_servers)
-        try:
-            for number, (key, value) in enumerate(records):
-                producer.send(topic, key=key, value=value, partition=number % partitions)
-            producer.flush()
-        finally:
-            producer.close()
+            self._producer = KafkaProducer(bootstrap_servers=self.bootstrap_servers)
+        for number, (key, value) in enumerate(records):
+            self._producer.send(topic, key=key, value=value, partition=number % partitions)
+        self._producer.flush()
 
     def stop(self) -> None:
+        if self._producer is not None:
+            self._producer.close()
+            self._producer = None
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
