@@ -106,21 +106,22 @@ def merge_dataworks_json(spark: Any, lines: Any, history_path: str) -> None:
     )
 
 
-def write_history_and_current(spark: Any, history: Any, out_dir: str) -> None:
-    """`history` written under out_dir, then its current, live rows as `current`, without the closing columns."""
-    history.write.mode("overwrite").parquet(f"{out_dir}/history")
+def write_history_and_current(spark: Any, history: Any, out_dir: str, table_format: str = "parquet") -> None:
+    """`history` written under out_dir, then its current, live rows as `current`, without the closing columns,
+    as tables of `table_format` (parquet, or delta as the build writes)."""
+    history.write.format(table_format).mode("overwrite").save(f"{out_dir}/history")
     # current rows from the history just written: no second pass over the messages
-    current = spark.read.parquet(f"{out_dir}/history").where("is_current and not is_deleted")
+    current = spark.read.format(table_format).load(f"{out_dir}/history").where("is_current and not is_deleted")
     closing = ("valid_to", "valid_to_sequence", "is_current", "is_deleted")  # drop() passes over absent ones
-    current.drop(*closing).write.mode("overwrite").parquet(f"{out_dir}/current")
+    current.drop(*closing).write.format(table_format).mode("overwrite").save(f"{out_dir}/current")
 
 
 def one_pass_dataworks_json(spark: Any, lines: Any, out_dir: str, typed_image: Callable[[str], str]) -> None:
     """The hand-written job plus the least of the contract that no design of the build can leave out: typed
     row images, a message landed twice kept once, the records of one position (UPDATE_BEFOR and UPDATE_AFTER)
     made one change, and the changes written as a table (`events`) before history and current are written
-    from it. One distribution by (table_id, key) serves the dedupe, the pairing and the write of `events`;
-    history and current are the hand-written job's windows over `events`.
+    from it; all three are Delta tables, as the build's. One distribution by (table_id, key) serves the dedupe,
+    the pairing and the write of `events`; history and current are the hand-written job's windows over `events`.
 
     typed_image(image) is the SQL that types a row image (a variant object) by the map `column_types` of
     column name -> vendor type: the project's own macro cdc_typed_image, compiled by the caller. Left out, as
@@ -185,8 +186,9 @@ def one_pass_dataworks_json(spark: Any, lines: Any, out_dir: str, typed_image: C
         group by table_id, key_json, sequence_key
         """
     )
-    events.write.mode("overwrite").parquet(f"{out_dir}/events")
-    spark.read.parquet(f"{out_dir}/events").createOrReplaceTempView("one_pass_events")
+    # Delta tables, as the build writes: the floor pays what the build pays per table
+    events.write.format("delta").mode("overwrite").save(f"{out_dir}/events")
+    spark.read.format("delta").load(f"{out_dir}/events").createOrReplaceTempView("one_pass_events")
     history = spark.sql(
         """
         select
@@ -203,7 +205,7 @@ def one_pass_dataworks_json(spark: Any, lines: Any, out_dir: str, typed_image: C
         window versions as (partition by table_id, key_json order by sequence_key)
         """
     )
-    write_history_and_current(spark, history, out_dir)
+    write_history_and_current(spark, history, out_dir, table_format="delta")
 
 
 # formats with a hand-written job; for the others the bench reports the anchor as not available

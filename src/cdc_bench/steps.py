@@ -150,9 +150,11 @@ def hand_written(
     step.seconds = time.perf_counter() - started
     step.peak_driver_mb = memory.peak_mb()
     # after the clock: what it wrote, to set beside what the full build wrote
+    # a job writes parquet or, as the build, Delta (its log beside the files)
+    table_format = "delta" if (out / "history" / "_delta_log").is_dir() else "parquet"
     step.parts = {
-        "history_rows": spark.read.parquet(str(out / "history")).count(),
-        "current_rows": spark.read.parquet(str(out / "current")).count(),
+        "history_rows": spark.read.format(table_format).load(str(out / "history")).count(),
+        "current_rows": spark.read.format(table_format).load(str(out / "current")).count(),
     }
     return step
 
