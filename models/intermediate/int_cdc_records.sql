@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['load_batch_id'],
+        on_schema_change='fail',
     )
 }}
 -- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
@@ -11,7 +12,9 @@
     partition per landing batch (as raw_cdc_messages). A run parses only the batches
     above the watermark and writes their partitions; earlier batches are not read.
     Partitions a failed run left behind for the same batches are replaced, so
-    re-running is exact.
+    re-running is exact. A run whose records no longer have the stored columns' types (a
+    new version of the project changed one) stops with dbt's schema-change error, which
+    asks for --full-refresh: an insert would cast them silently (binary into string).
 #}
 select
     message_id,
