@@ -23,6 +23,9 @@ with quarantined as (
         and {{ cdc_new_batches(watermark) }}
 ),
 
+-- the landed text of the quarantined messages only: the batches that hold one are a filter on
+-- the landing table's partitions, pruned while the query runs (no quarantined record: no batch
+-- read; at 2M clean messages the text of every message was 3.4 s of a full build)
 landed as (
     select
         message_id,
@@ -30,7 +33,9 @@ landed as (
         source_file,
         message_index
     from {{ source('cdc_landing', 'raw_cdc_messages') }}
-    where {{ cdc_new_batches(watermark) }}
+    where
+        {{ cdc_new_batches(watermark) }}
+        and load_batch_id in (select quarantined.load_batch_id from quarantined)
 ),
 
 final as (
