@@ -73,19 +73,22 @@
             "named_struct('rule', 'expression', 'detail', if(not coalesce(" ~ expression ~ ", false), "
             ~ cdc_string_literal(expression | trim) ~ ", null), 'is_key', false)") -%}
     {%- endfor %}
+    {#- every check of a row is a row, and the passing ones are dropped by a plain filter: a
+        filter() lambda would run interpreted, which in Spark 4.2 builds a SQL conf per element
+        read (the test of 2M events: 3.5-3.9 s against 5.4-6.0 s) #}
     select
         rule,
         detail,
         count(*) as failing_rows
     from (
-        select inline(filter(
+        select inline(
             array(
                 {{ checks | join(',\n                ') }}
-            ),
-            check -> check.is_key or check.detail is not null
-        ))
+            )
+        )
         from {{ model }}
     ) as checked
+    where is_key or detail is not null
     group by rule, detail, is_key
     having not is_key or count(*) > 1
 {% endtest %}
