@@ -61,7 +61,7 @@
             ~ "' to unknown conversion '" ~ conversion ~ "'; known: " ~ conversions.keys() | join(', ')) }}
     {%- endfor -%}
     {#- vendor type -> position of its conversion: a literal map Spark folds once per query, so
-        each value costs one lookup of its column's type, then a simple case on a number -#}
+        each value's type (paired with it below) costs one lookup, then a simple case on a number -#}
     {%- set used = value_types.values() | unique | list -%}
     {%- set conversion_of_type -%}
         map({% for vendor_type, conversion in value_types.items() -%}
