@@ -1,20 +1,29 @@
 {#
     Closed-version partitions of cdc_history that a late change reaches, sorted. A touched key
     is late when its current version opened at or after its replay position; its versions
-    from the last one opened before that position are recomputed. In-order runs have no late
-    key and read only the current versions.
+    from the last one opened before that position are recomputed. `current_versions` is a
+    relation (or a parenthesized query) of the touched keys' current versions with their
+    prior_version_number (cdc_history_touched_versions_query over the current buckets): a key
+    is late when it has none. So the late keys are found in the versions the run reads anyway
+    (the model's cache), not by another scan of every current version; in-order runs have no
+    late key and read no closed partition.
 #}
-{% macro cdc_history_late_partitions() %}
+{% macro cdc_history_late_partitions(current_versions) %}
+    {% if current_versions is not string or not current_versions | trim %}
+        {{ cdc_argument_error(
+            'cdc_history_late_partitions', 'current_versions',
+            "a relation or parenthesized query of the touched keys' current versions", current_versions) }}
+    {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
     {% set late_keys_query %}
         select
-            history.table_id,
-            history.key_json,
+            current_versions.table_id,
+            current_versions.key_json,
             touched.replay_from_sequence
-        from {{ this }} as history
+        from {{ current_versions }} as current_versions
         inner join {{ touched }} as touched
-            on history.table_id = touched.table_id and history.key_json = touched.key_json
-        where history.is_current and history.valid_from_sequence >= touched.replay_from_sequence
+            on current_versions.table_id = touched.table_id and current_versions.key_json = touched.key_json
+        where current_versions.prior_version_number is null
     {% endset %}
     {% if cdc_integer_list('select count(*) from (' ~ late_keys_query ~ ')')[0] == 0 %}
         {{ return([]) }}

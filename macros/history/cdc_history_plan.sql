@@ -3,8 +3,9 @@
     from narrow scans; the partition lists are inlined so that Spark reads only those.
       incremental         false on a first or full build (then nothing else is set)
       current_buckets     key buckets of the touched keys: their current versions are rewritten
-      closed_partitions   closed-version partitions holding versions a late change recomputes
-                          (see cdc_history_late_partitions)
+      closed_partitions   closed-version partitions holding versions a late change recomputes:
+                          empty here; the model fills it from the touched versions it reads
+                          anyway (cdc_history_late_partitions)
       event_batches       cdc_events partitions holding changes of touched keys at or after
                           their replay position
       run_batch           the newest landing batch: the partition of versions this run closes
@@ -27,19 +28,29 @@
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
+    {#- the touched keys' buckets, and the earliest replay position of all: a literal bound on
+        sequence_key lets Delta skip the files of cdc_events whose changes all come before it -#}
+    {% set current_buckets = [] %}
+    {% set replay_floor = [] %}
+    {% for row in run_query(
+        'select distinct key_bucket, min(replay_from_sequence) over () from ' ~ touched ~ ' order by 1').rows %}
+        {% do current_buckets.append(row[0] | int) %}
+        {% if loop.first %}{% do replay_floor.append(row[1]) %}{% endif %}
+    {% endfor %}
     {% do plan.update({
         'incremental': true,
-        'current_buckets': cdc_integer_list('select distinct key_bucket from ' ~ touched ~ ' order by 1'),
+        'current_buckets': current_buckets,
         'run_batch': cdc_history_run_batch(watermark),
     }) %}
     {% if plan.current_buckets %}
-        {% do plan.update({'closed_partitions': cdc_history_late_partitions()}) %}
         {% set event_batches_query %}
             select distinct events.load_batch_id
             from {{ ref('cdc_events') }} as events
             inner join {{ touched }} as touched
                 on events.table_id = touched.table_id and events.key_json = touched.key_json
-            where events.sequence_key >= touched.replay_from_sequence
+            where
+                events.sequence_key >= touched.replay_from_sequence
+                and events.sequence_key >= {{ cdc_string_literal(replay_floor[0]) }}
             order by 1
         {% endset %}
         {% do plan.update({

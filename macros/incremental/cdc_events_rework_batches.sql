@@ -3,7 +3,9 @@
     (table, key, sequence) that the new batches also change: a pair split over two
     batches, a message landed again. cdc_events merges those records with the new ones
     and rewrites the partitions of these batches only. The scan reads four narrow
-    columns; the list is inlined so that Spark reads just these partitions.
+    columns, and only the files whose sequence_key can reach the new batches' earliest
+    position (a literal bound Delta skips files by: earlier batches hold earlier changes,
+    bar a few late ones); the list is inlined so that Spark reads just these partitions.
 #}
 {% macro cdc_events_rework_batches(watermark) %}
     {%- if watermark is not number or watermark != watermark | int or watermark < -1 -%}
@@ -13,11 +15,16 @@
         {{ return([]) }}
     {% endif %}
     {% set records = ref('int_cdc_records') %}
+    {% set new_records = cdc_new_batches(watermark) ~ ' and op is not null' %}
+    {% set floor = run_query('select min(sequence_key) from ' ~ records ~ ' where ' ~ new_records).columns[0].values()[0] %}
+    {% if floor is none %}
+        {{ return([]) }}
+    {% endif %}
     {% set query %}
         with new_positions as (
             select distinct table_id, key_json, sequence_key
             from {{ records }}
-            where {{ cdc_new_batches(watermark) }} and op is not null
+            where {{ new_records }}
         )
 
         select distinct earlier.load_batch_id
@@ -27,7 +34,10 @@
                 earlier.table_id = new_positions.table_id
                 and earlier.key_json <=> new_positions.key_json
                 and earlier.sequence_key = new_positions.sequence_key
-        where earlier.load_batch_id <= {{ watermark }} and earlier.op is not null
+        where
+            earlier.load_batch_id <= {{ watermark }}
+            and earlier.op is not null
+            and earlier.sequence_key >= {{ cdc_string_literal(floor) }}
         order by 1
     {% endset %}
     {{ return(cdc_integer_list(query)) }}

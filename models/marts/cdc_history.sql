@@ -35,7 +35,6 @@
     partitions holding the versions it changes (cdc_history_plan).
 #}
 {%- set plan = cdc_history_plan() -%}
-{%- if execute and is_incremental() %}{% do cdc_history_note_merge_scope(plan) %}{% endif -%}
 {%- set closed_partition = plan.run_batch if plan.incremental
     else '(select max(load_batch_id) from ' ~ ref('int_cdc_records') ~ ')' -%}
 {%- set change_columns = [
@@ -47,26 +46,22 @@
     'row_image', 'valid_from_sequence', 'valid_to_sequence', 'commit_ts', 'event_id',
     'source_format', 'key_bucket', 'is_current', 'history_partition',
 ] -%}
-{#- read from the partitions the plan names; cached while a run runs (cdc_history_cache_touched_versions) -#}
-{%- set touched_versions_query -%}
-    select
-        {% for column in history_columns %}stored.{{ column }},{% endfor %}
-        max(if(stored.valid_from_sequence < touched_keys.replay_from_sequence, stored.version_number, null))
-            over (partition by stored.table_id, stored.key_json)
-            as prior_version_number
-    from {{ this }} as stored
-    inner join {{ ref('int_cdc_touched_keys') }} as touched_keys
-        on
-            stored.table_id = touched_keys.table_id
-            and stored.key_json = touched_keys.key_json
-    where
-        (stored.is_current and stored.history_partition in ({{ plan.current_buckets | join(', ') }}))
-        {% if plan.closed_partitions %}
-            or (not stored.is_current and stored.history_partition in ({{ plan.closed_partitions | join(', ') }}))
-        {% endif %}
-{%- endset -%}
-{%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query)
-    if plan.incremental and plan.current_buckets else none -%}
+{#- the touched keys' stored versions, cached while a run runs (cdc_history_cache_touched_versions):
+    first their current versions, in which the late keys are found; then, only when a change is
+    late, with the closed versions it recomputes -#}
+{%- set touched_versions = none -%}
+{%- if plan.incremental and plan.current_buckets -%}
+    {%- set touched_versions_query = cdc_history_touched_versions_query(plan.current_buckets, [], history_columns) -%}
+    {%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query) -%}
+    {%- do plan.update({'closed_partitions': cdc_history_late_partitions(
+        touched_versions or '(' ~ touched_versions_query ~ ')')}) -%}
+    {%- if plan.closed_partitions -%}
+        {%- set touched_versions_query = cdc_history_touched_versions_query(
+            plan.current_buckets, plan.closed_partitions, history_columns) -%}
+        {%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query) -%}
+    {%- endif -%}
+{%- endif -%}
+{%- if execute and is_incremental() %}{% do cdc_history_note_merge_scope(plan) %}{% endif -%}
 {% if plan.incremental and not plan.current_buckets %}
     -- nothing new: nothing is merged
     select
