@@ -30,12 +30,11 @@
     {% set touched = ref('int_cdc_touched_keys') %}
     {#- the touched keys' buckets, and the earliest replay position of all: a literal bound on
         sequence_key lets Delta skip the files of cdc_events whose changes all come before it -#}
-    {% set current_buckets = [] %}
-    {% set replay_floor = [] %}
-    {% for row in run_query(
+    {% set touched_buckets = run_query(
         'select distinct key_bucket, min(replay_from_sequence) over () from ' ~ touched ~ ' order by 1').rows %}
+    {% set current_buckets = [] %}
+    {% for row in touched_buckets %}
         {% do current_buckets.append(row[0] | int) %}
-        {% if loop.first %}{% do replay_floor.append(row[1]) %}{% endif %}
     {% endfor %}
     {% do plan.update({
         'incremental': true,
@@ -50,7 +49,7 @@
                 on events.table_id = touched.table_id and events.key_json = touched.key_json
             where
                 events.sequence_key >= touched.replay_from_sequence
-                and events.sequence_key >= {{ cdc_string_literal(replay_floor[0]) }}
+                and events.sequence_key >= {{ cdc_string_literal(touched_buckets[0][1]) }}
             order by 1
         {% endset %}
         {% do plan.update({
