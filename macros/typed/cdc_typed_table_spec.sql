@@ -1,9 +1,19 @@
 {#
-    The configuration of one typed table (var cdc_typed_tables): its source table_id,
-    optional key_columns override, and its columns as (name, spark type) pairs, taken
-    from the model's YAML (`data_type` of each column, as scripts/scaffold_typed_table.py
-    writes it) or, when the YAML lists none, discovered from the variant types of the
-    rows built so far.
+    The configuration of one typed table (var cdc_typed_tables): its source table_id, optional
+    key_columns override, and its columns as (name, Spark type) pairs, sorted by name.
+
+    The columns are those the table's envelopes declared (cdc_typed_columns), so a column added
+    upstream appears on the next build and a dropped one stays (null from the version that no
+    longer has it). A column's type is its declared type (cdc_declared_type), or the type of its
+    values where the format declares none, taken in sequence order: a change to a wider type
+    widens the column (cdc_wider_type); undeclared numbers of kinds no exact type holds together
+    take double, as Spark reads JSON numbers. A change that nothing holds without loss, or a latest
+    declaration narrower than the column, stops the model with an error naming the table,
+    column, old and new type; the view keeps its last good shape until the user sets the type in
+    `column_types` of the table's entry in the var, which always wins. Columns the model's YAML
+    lists and the stream has not shown yet are kept, with their YAML `data_type` (else string).
+    Before cdc_typed_columns has read the table (a first `--select` of the typed model, or the
+    scaffold), the columns are discovered from the types of the values in cdc_history.
 #}
 {% macro cdc_typed_table_spec(name) %}
     {%- if name is not string or not name | trim -%}
@@ -19,24 +29,83 @@
     {%- if spec.table_id is not defined or not spec.table_id -%}
         {{ exceptions.raise_compiler_error("cdc_typed_tables." ~ name ~ ": table_id is required") }}
     {%- endif -%}
-    {%- set row_columns = [] -%}
+    {%- set pinned = spec.get('column_types') or {} -%}
+    {%- if pinned is not mapping -%}
+        {{ exceptions.raise_compiler_error(
+            "cdc_typed_tables." ~ name ~ ".column_types must map column names to Spark types; got '" ~ pinned ~ "'") }}
+    {%- endif -%}
+    {#- both refs outside any condition, so that dbt records them when it parses the model -#}
+    {%- set columns_relation = ref('cdc_typed_columns') -%}
+    {%- set history_relation = ref('cdc_history') -%}
     {%- set scd_columns = cdc_typed_scd_columns() -%}
+    {%- set types = {} -%}
     {%- for column in model.columns.values() if column.name not in scd_columns -%}
-        {%- if not column.data_type -%}
-            {{ exceptions.raise_compiler_error(
-                "typed table " ~ name ~ ": column '" ~ column.name ~ "' needs a data_type in its YAML") }}
-        {%- endif -%}
-        {%- do row_columns.append((column.name, column.data_type)) -%}
+        {%- do types.update({column.name: column.data_type or none}) -%}
     {%- endfor -%}
-    {%- if row_columns | length == 0 and execute -%}
-        {%- set discovered = run_query(
-            "select column_name, schema_of_variant_agg(column_value) from "
-            ~ ref('cdc_history') ~ " lateral view explode(cast(row_image as map<string, variant>)) "
-            ~ "as column_name, column_value where table_id = " ~ cdc_string_literal(spec.table_id)
-            ~ " group by column_name order by column_name") -%}
-        {%- for row in discovered.rows -%}
-            {%- do row_columns.append((row[0], row[1] | lower)) -%}
+    {%- if execute -%}
+        {%- set rows = [] -%}
+        {%- if load_relation(columns_relation) is not none -%}
+            {%- set rows = run_query(
+                "select source_column, source_format, declared_type, value_type, first_sequence, last_sequence from "
+                ~ columns_relation ~ " where table_id = " ~ cdc_string_literal(spec.table_id)).rows -%}
+        {%- endif -%}
+        {%- if rows | length == 0 -%}
+            {%- set discovered = run_query(
+                "select column_name, schema_of_variant_agg(column_value) from "
+                ~ history_relation ~ " lateral view explode(cast(row_image as map<string, variant>)) "
+                ~ "as column_name, column_value where table_id = " ~ cdc_string_literal(spec.table_id)
+                ~ " group by column_name") -%}
+            {%- for row in discovered.rows -%}
+                {%- do types.update({row[0]: none if row[1] | lower == 'void' else row[1] | lower}) -%}
+            {%- endfor -%}
+        {%- endif -%}
+        {%- set numeric_types = '^(tinyint|smallint|int|bigint|float|double|decimal[(].*)$' -%}
+        {%- set observations = {} -%}
+        {%- for row in rows if row[0] is not none -%}
+            {%- set declared_type = cdc_declared_type(row[1], row[2]) -%}
+            {%- do observations.setdefault(row[0], []).append({
+                'type': declared_type or (none if row[3] in (none, 'void') else row[3]),
+                'is_declared': declared_type is not none,
+                'declared': row[2] or 'its values',
+                'first': row[4],
+                'last': row[5],
+            }) -%}
+        {%- endfor -%}
+        {%- for column_name, seen in observations.items() -%}
+            {%- set fold = {'type': none} -%}
+            {%- for observation in seen | selectattr('type') | sort(attribute='first') if column_name not in pinned -%}
+                {%- set wider = cdc_wider_type(fold.type, observation.type) if fold.type else observation.type -%}
+                {#- undeclared numbers of two kinds (JSON's 12.5 and 1e-5) are what Spark reads them as: double -#}
+                {%- if wider is none and not observation.is_declared
+                    and modules.re.match(numeric_types, fold.type) and modules.re.match(numeric_types, observation.type) -%}
+                    {%- set wider = 'double' -%}
+                {%- endif -%}
+                {%- if wider is none -%}
+                    {{ cdc_typed_type_change_error(name, spec.table_id, column_name, fold.type, observation, 'which no type holds together with it without loss') }}
+                {%- endif -%}
+                {%- do fold.update({'type': wider}) -%}
+            {%- endfor -%}
+            {%- set declarations = seen | selectattr('is_declared') | sort(attribute='last') | list -%}
+            {%- if column_name not in pinned and declarations and declarations[-1].type != fold.type -%}
+                {{ cdc_typed_type_change_error(name, spec.table_id, column_name, fold.type, declarations[-1], 'narrower than the type it has so far') }}
+            {%- endif -%}
+            {%- do types.update({column_name: fold.type or types.get(column_name)}) -%}
         {%- endfor -%}
     {%- endif -%}
+    {%- do types.update(pinned) -%}
+    {%- set row_columns = [] -%}
+    {%- for column_name, data_type in types | dictsort -%}
+        {%- do row_columns.append((column_name, data_type or 'string')) -%}
+    {%- endfor -%}
     {{ return({'table_id': spec.table_id, 'key_columns': spec.get('key_columns'), 'columns': row_columns}) }}
+{% endmacro %}
+
+{# The error of a column type change the typed table does not apply by itself (cdc_typed_table_spec). #}
+{% macro cdc_typed_type_change_error(name, table_id, column_name, old_type, observation, why) %}
+    {{ exceptions.raise_compiler_error(
+        "typed table '" ~ name ~ "' (" ~ table_id ~ "): column '" ~ column_name ~ "' changes from " ~ old_type
+        ~ " to " ~ observation.type ~ " (declared " ~ observation.declared ~ ", from sequence " ~ observation.first
+        ~ "), " ~ why ~ ". The view keeps its last good shape. Decide in var cdc_typed_tables: `" ~ name
+        ~ ": {table_id: ..., column_types: {" ~ tojson(column_name) ~ ": " ~ observation.type ~ "}}` applies the new type"
+        ~ " (values that do not convert become null), `" ~ old_type ~ "` keeps the old one.") }}
 {% endmacro %}

@@ -20,13 +20,16 @@ Steps, on the same data and Spark settings (the local target), in one run:
   8. increments    --increments small runs (--small-messages each) in a row in this process, as a runner does
                    them (land, dbt build), the seconds of each; then cdc_history's file count and the time of a
                    full scan of cdc_current, before and after `dbt run-operation cdc_maintain`
+     schema_change  --schema-changes pairs of small increments in the same process with one bench table
+                   typed: one without a schema change, one that adds a column to the table; the seconds of
+                   each and the ratio of their medians (cdc_bench.steps.schema_changes)
   9. small         land --small-messages more messages and dbt build, as a user runs them: two
                    commands, each its own process and JVM (after the bench's own Spark is stopped)
  10. user_increment  a further 1% of events landed and built as a user runs them (two processes)
 Prints a table and writes a JSON report (events, bytes, seconds, events/s, peak driver memory,
 full/floor, full/hand_written, bound/floor, bound/hand_written, one_pass_bound/floor,
 one_pass_bound/hand_written, incremental/full, incremental/hand_merge, user_increment/full, ours/anchor,
-small against its limit). Not part of the test suite.
+schema_change with/without, small against its limit). Not part of the test suite.
 
     python scripts/bench.py --target cluster --events 2000000 --keys 200000
 
@@ -48,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cdc_bench.data import generate
+from cdc_bench.data import EVOLVING_TABLE, generate, schema_folders
 from cdc_bench.hand_written import ONE_PASS
 from cdc_bench.steps import (
     BUILD,
@@ -60,6 +63,7 @@ from cdc_bench.steps import (
     hand_written,
     increments,
     run_dbt,
+    schema_changes,
     thrift_server_pid,
     typed_image_sql,
     user_run,
@@ -97,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=100,
         help="small increments (of --small-messages each) run in a row in the bench's process (default 100)",
+    )
+    parser.add_argument(
+        "--schema-changes",
+        type=int,
+        default=3,
+        help="pairs of small increments without and with a schema change of one table (default 3; 0: none)",
     )
     parser.add_argument(
         "--target",
@@ -247,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.increments:
         folders = [work / "increments" / f"{number:03d}" for number in range(args.increments)]
         steps.append(increments(spark, args.format, folders, "bench"))
+    if args.schema_changes:
+        folders = [work / name for name in schema_folders(args.schema_changes)]
+        steps.append(schema_changes(args.format, folders, f"shop.{EVOLVING_TABLE}"))
 
     # last: the small run's commands open the metastore themselves (local) or need the cluster's cores
     # (cluster), so this process must let go of its Spark first
@@ -283,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         "incremental/hand_merge": ratio("incremental", "hand_merge"),
         "user_increment/full": ratio("user_increment", "full"),
         "ours/anchor": ratio("full", "anchor"),
+        "schema_change with/without": by_name["schema_change"].parts["with/without"] if args.schema_changes else None,
     }
     small_seconds = by_name["small"].seconds
     acceptance = {"small_s": round(small_seconds, 1), "limit_s": SMALL_LIMIT_S, "met": small_seconds <= SMALL_LIMIT_S}

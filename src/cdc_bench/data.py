@@ -4,6 +4,7 @@ a further 1% and the small run's."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import random
 from pathlib import Path
@@ -40,15 +41,42 @@ class MessageFiles:
 # 20,000,000 events need no more memory than 2,000,000
 BLOCK = 100_000
 
+# the bench table whose schema changes in the schema_change step (cdc_bench.steps.schema_changes)
+EVOLVING_TABLE = "t0"
+
+
+def schema_folders(count: int) -> list[str]:
+    """The schema_change step's increments: a first one, then `count` pairs of one without a schema
+    change and one that adds a column to EVOLVING_TABLE (schema/NN: NN // 2 added columns)."""
+    return [f"schema/{number:02d}" for number in range(1 + 2 * count)]
+
+
+def with_added_columns(change, added: int):
+    """`change` with columns added_1..added_N in its row images, when it is of EVOLVING_TABLE: the
+    encoders declare them (a column they do not know is declared as text)."""
+    if not added or change.table != EVOLVING_TABLE:
+        return change
+    columns = {f"added_{number}": f"v{number}" for number in range(1, added + 1)}
+    return dataclasses.replace(
+        change,
+        before=None if change.before is None else change.before | columns,
+        after=None if change.after is None else change.after | columns,
+    )
+
 
 def generate(args: argparse.Namespace, work: Path) -> dict[str, MessageFiles]:
     """Messages of the full load (`--events` changes, folder base), then, in commit order as the bench lands
-    them: a further 1% (extra), `--increments` small runs (increments/NNN) and the small run (small), each of
-    `--small-messages` messages, and another 1% (user_increment: landed and built as a user runs them); with
-    duplicates and displaced messages (swapped within blocks of BLOCK)."""
+    them: a further 1% (extra), `--increments` small runs (increments/NNN), the schema_change step's (schema/NN,
+    see schema_folders) and the small run (small), each of `--small-messages` messages, and another 1%
+    (user_increment: landed and built as a user runs them); with duplicates and displaced messages (swapped
+    within blocks of BLOCK)."""
     increment = args.events // 100
     files_of_increment = max(1, args.files // 100)
-    small = [*(f"increments/{number:03d}" for number in range(args.increments)), "small"]
+    small = [
+        *(f"increments/{number:03d}" for number in range(args.increments)),
+        *schema_folders(args.schema_changes),
+        "small",
+    ]
     # (folder, files, changes or None, messages or None) in stream order
     segments = [("base", args.files, args.events, None), ("extra", files_of_increment, increment, None)]
     segments += [(name, 1, None, args.small_messages) for name in small]
@@ -96,8 +124,9 @@ def generate(args: argparse.Namespace, work: Path) -> dict[str, MessageFiles]:
         else:
             # whole changes (an update's two messages stay together), so about `messages` messages
             count = 0
+            added = int(name.split("/")[1]) // 2 if name.startswith("schema/") else 0
             while count < messages:
-                block.append(next(stream))
+                block.append(with_added_columns(next(stream), added))
                 count += len(message_lines(block[-1:], args.format))
             files[name].write(len(block), render(block))
     for message_files in files.values():

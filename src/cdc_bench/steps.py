@@ -282,5 +282,41 @@ def increments(spark: Any, source_format: str, folders: list[Path], schema: str)
     return step
 
 
+def schema_changes(source_format: str, folders: list[Path], table_id: str) -> Step:
+    """Small increments landed and built in this process, as `increments`, with one bench table typed: the
+    project's example typed table (oracle_sample) pointed at `table_id` through --vars, the typed tables' data
+    tests (written for the sample table) left out. The first increment is the table's first read by
+    cdc_typed_columns (every batch); then, alternated, increments without a schema change and increments
+    whose messages of that table add a column (cdc_bench.data.schema_folders). The seconds of each kind,
+    and the ratio of their medians: a build after a schema change should cost no more than 1.2x one
+    without."""
+    from cdc_dbt_spark.loader import land
+
+    typed = json.dumps({"cdc_typed_tables": {"oracle_sample": {"table_id": table_id}}})
+    # the typed tables' generic tests (a `path:` of their YAML would leave out the models it documents too)
+    typed_tests = ("test_name:unique_combination", "test_name:one_current_version_per_key")
+    build = (*BUILD, "--exclude", *typed_tests, "--vars", typed)
+    step = Step("schema_change")
+    each = []
+    for number, folder in enumerate(folders):
+        started = time.perf_counter()
+        stats = land(source_format, [str(folder)])
+        run_dbt(*build)
+        each.append(round(time.perf_counter() - started, 1))
+        step.events += stats["messages"]
+        kind = "first read" if number == 0 else "schema change" if number % 2 == 0 else "no schema change"
+        log.info("schema_change increment %d of %d (%s): %.1f s", number + 1, len(folders), kind, each[-1])
+    without, changed = sorted(each[1::2]), sorted(each[2::2])
+    step.seconds = changed[len(changed) // 2] if changed else 0.0
+    ratio = round(step.seconds / without[len(without) // 2], 2) if without and changed else None
+    step.parts = {
+        "first_read_s": each[0] if each else None,
+        "without_s": each[1::2],
+        "with_change_s": each[2::2],
+        "with/without": ratio,
+    }
+    return step
+
+
 # acceptance: a small run (1,000 messages) lands and builds within this many seconds
 SMALL_LIMIT_S = 30.0

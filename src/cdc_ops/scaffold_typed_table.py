@@ -6,9 +6,10 @@
 For the source table `table_id` (as cdc_history names it) this writes:
   - one line in dbt_project.yml, var cdc_typed_tables:  `orders: {table_id: shop.orders}`
   - models/marts/typed/orders_history.sql and orders_current.sql (one macro call each)
-  - their entries in models/marts/typed/_typed__models.yml: every column with its Spark type
-    (from the typed values built so far), a description, and uniqueness tests on the key
-    (current) and on key + version (history).
+  - their entries in models/marts/typed/_typed__models.yml: every column seen so far with a
+    description, and uniqueness tests on the key (current) and on key + version (history).
+    The types are not written: the models take them, and columns added later, from what the
+    envelopes declare (model cdc_typed_columns, macro cdc_typed_table_spec).
 Then: dbt build --profiles-dir profiles --select +orders_history +orders_current
 """
 
@@ -110,9 +111,7 @@ def discover(
         f"group by key_json limit 1"
     )
     key_columns = list(json.loads(sample[0][0]))
-    # a column that was null in every row so far has no type yet (VOID): keep it as text
-    types = [(column, "string" if data_type == "void" else data_type) for column, data_type in columns]
-    return types, key_columns, sample[0][1]
+    return columns, key_columns, sample[0][1]
 
 
 def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: list[str] | None) -> None:
@@ -136,12 +135,7 @@ def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: li
 
 def column_entries(columns: list[tuple[str, str]], scd: list[tuple[str, str, str]], table_id: str) -> list[dict]:
     entries = [
-        {
-            "name": as_data(name),
-            "data_type": data_type,
-            "description": as_data(f"Source column `{name}` of {table_id}."),
-        }
-        for name, data_type in columns
+        {"name": as_data(name), "description": as_data(f"Source column `{name}` of {table_id}.")} for name, _ in columns
     ]
     entries += [{"name": name, "data_type": data_type, "description": text} for name, data_type, text in scd]
     return entries

@@ -63,6 +63,7 @@ SLOWEST_MODULES = (
     "test_cluster_target.py",
     "test_invariants.py",
     "test_canal_json.py",
+    "test_typed_tables.py",
     "test_thrift_target.py",
     "test_runner.py",
     "test_kafka.py",

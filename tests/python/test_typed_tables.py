@@ -7,7 +7,10 @@ run it in theirs: one configuration line, two one-line model files, their YAML w
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import json
 import os
+import random
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -15,8 +18,10 @@ from pathlib import Path
 import yaml
 
 from cdc_dbt_spark.settings import use_project
+from cdc_ops.scaffold_typed_table import TYPED_DIR
 from cdc_ops.scaffold_typed_table import main as scaffold
-from cdc_testkit.encoders import dataworks_json
+from cdc_testkit.avro_files import write_dts_avro
+from cdc_testkit.encoders import canal_json, dataworks_json, debezium_json, dts_avro
 from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
 from cdc_testkit.scenario import Change
 
@@ -90,20 +95,16 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     history_tests = models["shop_orders_history"]["data_tests"]
     assert {"unique_combination": {"arguments": {"columns": ["id", "version_number"]}}} in history_tests
     assert models["shop_orders_current"]["data_tests"] == [{"unique_combination": {"arguments": {"columns": ["id"]}}}]
-    types = {c["name"]: c["data_type"] for c in models["shop_orders_history"]["columns"]}
-    assert {k: types[k] for k in ("id", "name", "amount", "active", "updated", "note; drop")} == {
-        "id": "bigint",
-        "name": "string",
-        "amount": "double",
-        "active": "boolean",
-        "updated": "timestamp",
-        "note; drop": "string",
-    }
+    # the types are not written: the models take them from what the envelopes declare
+    columns = {c["name"]: c for c in models["shop_orders_history"]["columns"]}
+    assert {"id", "name", "amount", "active", "updated", "note; drop"} <= set(columns)
+    assert not any("data_type" in columns[c] for c in ("id", "name", "amount", "active", "updated", "note; drop"))
     assert all(c.get("description") for m in models.values() for c in m["columns"])
 
     result = project.dbt(
         "build",
         "--select",
+        "cdc_typed_columns",  # the typed models take their columns from it: hostile names pass through it too
         "shop_orders_history",
         "shop_orders_current",
         "hostile_history",
@@ -113,7 +114,7 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
         project_dir=copy,
     )
     ran = Counter(str(r.node.resource_type) for r in result.result.results)
-    assert ran == {"model": 4, "test": 6}
+    assert ran == {"model": 5, "test": 7}
     project.dbt("docs", "generate", "--target-path", str(tmp_path / "target"), project_dir=copy)
 
     history = project.query(
@@ -129,17 +130,329 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     assert project.query("select id, name, active, `note; drop` from {schema}.shop_orders_current") == [
         (1, "a", True, "added")
     ]
-    described = dict(
-        (name, data_type) for name, data_type, *_ in project.query("describe {schema}.shop_orders_current")
-    )
-    assert described["id"] == "bigint" and described["updated"] == "timestamp" and described["active"] == "boolean"
+    described = dict(row[:2] for row in project.query("describe {schema}.shop_orders_history"))
+    assert {k: described[k] for k in ("id", "name", "amount", "active", "updated", "note; drop")} == {
+        "id": "bigint",
+        "name": "string",
+        "amount": "double",
+        "active": "boolean",
+        "updated": "timestamp",
+        "note; drop": "string",
+    }
 
     # the hostile names: nothing ran, every name arrived whole
     drop = hostile_columns[0]
     assert project.query("select count(*) from {schema}.cdc_events where key_json is not null") == [(6,)]
     assert set(hostile_columns) <= {row[0] for row in project.query("describe {schema}.hostile_current")}
     quoted = "`" + drop.replace("`", "``").replace("{", "{{").replace("}", "}}") + "`"  # as query() formats it
-    assert project.query(f"select {quoted} from {{schema}}.hostile_current order by 1") == [(1,), (2,)]
+    # declared STRING (the encoder's type for a column it does not know), so text
+    assert project.query(f"select {quoted} from {{schema}}.hostile_current order by 1") == [("1",), ("2",)]
     catalog = (tmp_path / "target" / "catalog.json").read_text()
     assert "a column name was rendered" in catalog  # documented as it is
     assert "a table name was rendered" in (tmp_path / "target" / "manifest.json").read_text()
+
+
+# --- typed tables follow the declared columns (#38) -----------------------------------------
+# Per format family whose envelopes declare columns, one table whose source adds a column
+# (`added`, from change 3), widens one (`qty`, from change 4, with a value only the wider type
+# holds) and drops one (`gone`, from change 5). Each family declares it in its own words.
+EVOLVING_DECLARATIONS = {
+    # DataWorks has one integer type: the widened column stays LONG
+    "dataworks_json": (
+        {"id": "LONG", "qty": "LONG", "gone": "STRING"},
+        {"qty": "LONG", "added": "STRING"},
+    ),
+    "debezium_json": (
+        {"id": "int64", "qty": "int32", "gone": "string"},
+        {"qty": "int64", "added": "string"},
+    ),
+    "canal_json": (
+        {"id": "bigint(20)", "qty": "int(11)", "price": "decimal(5,2)", "gone": "varchar(8)"},
+        {"qty": "bigint(20)", "price": "decimal(12,2)", "added": "varchar(16)"},
+    ),
+    # DTS declares each value's kind (its union branch): integers of any width are Integer
+    "dts_avro": (
+        {"id": "Integer", "qty": "Integer", "gone": "Character"},
+        {"qty": "Integer", "added": "Character"},
+    ),
+}
+# the table ids as each format names the table (Debezium's PostgreSQL connector adds its database)
+EVOLVING_TABLES = {
+    "dataworks_json": "dw.evolve",
+    "debezium_json": "pg.dbz.evolve",
+    "canal_json": "canal.evolve",
+    "dts_avro": "dts.evolve",
+}
+# what the typed tables must say: each declaration's type, the widest where it widened
+EVOLVED_TYPES = {
+    "dataworks_json": {"id": "bigint", "qty": "bigint", "gone": "string", "added": "string"},
+    "debezium_json": {"id": "bigint", "qty": "bigint", "gone": "string", "added": "string"},
+    "dts_avro": {"id": "bigint", "qty": "bigint", "gone": "string", "added": "string"},
+    "canal_json": {
+        "id": "bigint",
+        "qty": "bigint",
+        "price": "decimal(12,2)",
+        "gone": "string",
+        "added": "string",
+    },
+}
+
+
+def evolving_changes(source_format: str) -> list[tuple[Change, dict[str, str]]]:
+    """The source's changes, each with the column types its message declares."""
+    database, table = EVOLVING_TABLES[source_format].split(".")[-2:]
+    first, widened = EVOLVING_DECLARATIONS[source_format]
+    with_price = "price" in first
+    added = first | widened  # `added` from change 3, `qty` (and `price`) wider from change 4
+    dropped = {name: kind for name, kind in added.items() if name != "gone"}
+
+    def row(key: int, qty: int, gone: str | None, added_value: str | None, price: str | None) -> dict:
+        values = {"id": key, "qty": qty}
+        if with_price:
+            values["price"] = price
+        if gone is not None:
+            values["gone"] = gone
+        if added_value is not None:
+            values["added"] = added_value
+        return values
+
+    def declared(sequence: int) -> dict[str, str]:
+        types = first if sequence < 3 else dropped if sequence >= 5 else added
+        if sequence == 3:  # `added` is there, `qty` not yet wider
+            types = first | {"added": widened["added"]}
+        return {name: kind for name, kind in types.items() if name != "price" or with_price}
+
+    one = [row(1, 5, "x", None, "1.50"), row(1, 6, "x", "new", "2.25"), row(1, 8, None, "c", "3.00")]
+    two = [row(2, 7, "y", None, "4.75"), row(2, 3_000_000_000, "y", "b", "12345.67")]
+    three = row(3, 9, None, "d", "0.05")
+    changes = [
+        Change("insert", database, table, 1, 1_600_000_000_000, ("id",), None, one[0]),
+        Change("insert", database, table, 2, 1_600_000_001_000, ("id",), None, two[0]),
+        Change("update", database, table, 3, 1_600_000_002_000, ("id",), one[0], one[1]),
+        Change("update", database, table, 4, 1_600_000_003_000, ("id",), two[0], two[1]),
+        Change("update", database, table, 5, 1_600_000_004_000, ("id",), one[1], one[2]),
+        Change("insert", database, table, 6, 1_600_000_005_000, ("id",), None, three),
+        Change(
+            "delete", database, table, 7, 1_600_000_006_000, ("id",), {k: v for k, v in two[1].items() if k != "gone"}
+        ),
+    ]
+    return [(c, declared(c.sequence)) for c in changes]
+
+
+def declare(source_format: str, message: dict | None, types: dict[str, str]) -> dict | None:
+    """`message` with its column declaration replaced by `types`, in its format's words."""
+    if message is None:  # a Debezium tombstone
+        return message
+    if source_format == "dataworks_json":
+        if message["schema"].get("dataColumn"):
+            message["schema"]["dataColumn"] = [{"name": n, "type": t} for n, t in types.items()]
+    elif source_format == "debezium_json":
+        for field in message["schema"]["fields"]:
+            if field["field"] in ("before", "after"):
+                field["fields"] = [{"type": t, "optional": True, "field": n} for n, t in types.items()]
+    elif source_format == "canal_json" and message.get("mysqlType") is not None:
+        message["mysqlType"] = dict(types)
+    return message
+
+
+def evolving_messages(source_format: str, changes: list[tuple[Change, dict[str, str]]]) -> list[dict | None]:
+    encode = {
+        "dataworks_json": dataworks_json,
+        "debezium_json": debezium_json,
+        "canal_json": canal_json,
+        "dts_avro": dts_avro,
+    }
+    return [declare(source_format, m, types) for change, types in changes for m in encode[source_format](change)]
+
+
+def write_messages(source_format: str, messages: list[dict | None], folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    if source_format == "dts_avro":
+        return write_dts_avro(messages, folder / "dts_avro.txt")
+    return write_jsonl(folder / f"{source_format}.jsonl", messages)
+
+
+def expected_typed_history(changes: list[Change], columns: list[str]) -> list[tuple]:
+    """(id, version_number, is_deleted, *columns) of the typed history: each change opens a
+    version of its key; a delete's version holds the row as it was deleted."""
+    versions: dict[int, list[tuple]] = {}
+    for change in changes:
+        image = change.after if change.after is not None else change.before
+        values = tuple(None if image.get(c) is None else image[c] for c in columns)
+        key = image["id"]
+        versions.setdefault(key, []).append((change.kind == "delete", values))
+    return [
+        (key, number, deleted, *values)
+        for key in sorted(versions)
+        for number, (deleted, values) in enumerate(versions[key], 1)
+    ]
+
+
+def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
+    """Each family's stream is landed shuffled, in three loads with a build after each: the typed
+    tables gain the added column, keep the dropped one (null from the version without it) and
+    take the widened type; a full refresh builds the same. Then a narrowing and an incompatible
+    change stop their typed models, naming table, column, old and new type, until
+    `column_types` decides."""
+    copy = copy_project(tmp_path / "project")
+    for sample in (copy / TYPED_DIR).glob("oracle_sample_*.sql"):  # the project's own typed table: not this test's
+        sample.unlink()
+    names = {source_format: source_format.split("_")[0] for source_format in EVOLVING_TABLES}
+    for name in names.values():
+        (copy / TYPED_DIR / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
+        (copy / TYPED_DIR / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
+    typed_tables = {names[f]: {"table_id": table_id} for f, table_id in EVOLVING_TABLES.items()}
+
+    def build(*args: str, typed: dict = typed_tables, check: bool = True):
+        return project.dbt(
+            "build",
+            "--exclude-resource-type",
+            "unit_test",
+            *args,
+            "--vars",
+            json.dumps({"cdc_typed_tables": typed}),
+            "--target-path",
+            str(tmp_path / "target"),
+            project_dir=copy,
+            check=check,
+        )
+
+    streams = {f: evolving_changes(f) for f in EVOLVING_TABLES}
+    rng = random.Random(38)
+    loads: list[list[tuple[str, dict | None]]] = [[], [], []]
+    for source_format, changes in streams.items():
+        messages = evolving_messages(source_format, changes)
+        rng.shuffle(messages)
+        for number, message in enumerate(messages):
+            loads[number * 3 // len(messages)].append((source_format, message))
+    for number, load in enumerate(loads):
+        for source_format in EVOLVING_TABLES:
+            messages = [m for f, m in load if f == source_format]
+            if messages:
+                project.land(source_format, write_messages(source_format, messages, tmp_path / f"{number}"))
+        build("--exclude-resource-type", "test")
+
+    def typed_state() -> dict[str, tuple]:
+        state = {}
+        for source_format, name in names.items():
+            columns = list(EVOLVED_TYPES[source_format])[1:]
+            quoted = ", ".join(f"`{c}`" for c in columns)
+            history = project.query(
+                f"select id, version_number, is_deleted, {quoted} from {{schema}}.{name}_history "
+                "order by id, version_number"
+            )
+            history = [tuple(str(v) if isinstance(v, decimal.Decimal) else v for v in row) for row in history]
+            described = {row[0]: row[1] for row in project.query(f"describe {{schema}}.{name}_current")}
+            current = project.query(f"select id, {quoted} from {{schema}}.{name}_current order by id")
+            state[source_format] = (history, described, len(current))
+        return state
+
+    incremental = typed_state()
+    for source_format, (history, described, live_rows) in incremental.items():
+        columns = list(EVOLVED_TYPES[source_format])[1:]
+        assert {c: described[c] for c in EVOLVED_TYPES[source_format]} == EVOLVED_TYPES[source_format], source_format
+        changes = [change for change, _ in streams[source_format]]
+        expected = expected_typed_history(changes, columns)
+        if "price" in columns:  # the decimals as the typed table's scale prints them
+            at = 3 + columns.index("price")
+            expected = [(*row[:at], f"{float(row[at]):.2f}", *row[at + 1 :]) for row in expected]
+        assert history == expected, source_format
+        assert live_rows == 2, source_format  # keys 1 and 3; 2 was deleted
+
+    build("--full-refresh")
+    assert typed_state() == incremental
+
+    # a narrowing (Canal's qty declared int again) and an incompatible change (DataWorks' qty
+    # declared STRING): their typed models stop, naming table, column, old and new type
+    later = {
+        "canal_json": {"id": "bigint(20)", "qty": "int(11)", "price": "decimal(12,2)", "added": "varchar(16)"},
+        "dataworks_json": {"id": "LONG", "qty": "STRING", "added": "STRING"},
+    }
+    for source_format, types in later.items():
+        database, table = EVOLVING_TABLES[source_format].split(".")[-2:]
+        before = {"id": 3, "qty": 9, "added": "d"} | ({"price": "0.05"} if "price" in types else {})
+        after = before | {"qty": 10 if source_format == "canal_json" else "ten"}
+        change = Change("update", database, table, 8, 1_600_000_007_000, ("id",), before, after)
+        messages = evolving_messages(source_format, [(change, types)])
+        project.land(source_format, write_messages(source_format, messages, tmp_path / "later"))
+    result = build("--exclude-resource-type", "test", check=False)
+    failed = {str(r.node.name): r.message for r in result.result.results if str(r.status) == "error"}
+    assert set(failed) == {"canal_history", "canal_current", "dataworks_history", "dataworks_current"}, failed
+    assert "typed table 'canal' (canal.evolve): column 'qty' changes from bigint to int" in failed["canal_current"]
+    assert "narrower" in failed["canal_current"]
+    assert (
+        "typed table 'dataworks' (dw.evolve): column 'qty' changes from bigint to string" in failed["dataworks_current"]
+    )
+    # the views keep their last good shape
+    assert dict(row[:2] for row in project.query("describe {schema}.canal_current"))["qty"] == "bigint"
+    assert dict(row[:2] for row in project.query("describe {schema}.dataworks_current"))["qty"] == "bigint"
+
+    # the user decides: Canal's qty takes the declared int, DataWorks' becomes text
+    decided = typed_tables | {
+        "canal": {"table_id": "canal.evolve", "column_types": {"qty": "int"}},
+        "dataworks": {"table_id": "dw.evolve", "column_types": {"qty": "string"}},
+    }
+    build("--select", "path:models/marts/typed", typed=decided)
+    assert project.query("select qty from {schema}.canal_current where id = 3") == [(10,)]
+    assert dict(row[:2] for row in project.query("describe {schema}.canal_current"))["qty"] == "int"
+    assert project.query("select id, qty from {schema}.dataworks_current order by id") == [(1, "8"), (3, "ten")]
+
+
+def test_declared_and_wider_types(project) -> None:
+    """The type rules the typed tables follow, as the project's macros compile them: a vendor
+    type's Spark type (parameters, `unsigned`, case), and the type that holds two without loss."""
+    declared = [
+        ("canal_json", "DECIMAL(10, 2)"),
+        ("canal_json", "decimal(70,2)"),
+        ("canal_json", "int(10) unsigned"),
+        ("canal_json", "bigint(20) unsigned zerofill"),
+        ("canal_json", "geometry"),
+        ("debezium_json", "org.apache.kafka.connect.data.Decimal(scale=3)"),
+        ("cdl_json", "int16"),
+        ("dataworks_json", "long"),
+        ("datastream_json", "STRING"),
+    ]
+    wider = [
+        ("int", "bigint"),
+        ("bigint", "smallint"),
+        ("decimal(5,2)", "decimal(12,2)"),
+        ("decimal(5,2)", "decimal(4,3)"),
+        ("int", "decimal(5,2)"),
+        ("float", "double"),
+        ("int", "float"),
+        ("bigint", "double"),
+        ("date", "timestamp_ntz"),
+        ("bigint", "string"),
+        ("decimal(38,0)", "decimal(38,1)"),
+    ]
+    calls = {
+        "declared": ", ".join(f"cdc_declared_type('{f}', '{t}')" for f, t in declared),
+        "wider": ", ".join(f"cdc_wider_type('{a}', '{b}')" for a, b in wider),
+    }
+    inline = "{{ tojson({" + ", ".join(f"'{name}': [{text}]" for name, text in calls.items()) + "}) }}"
+    result = project.dbt("compile", "--inline", inline)
+    compiled = json.loads(result.result.results[0].node.compiled_code)
+    assert compiled["declared"] == [
+        "decimal(10,2)",
+        None,  # more digits than Spark's decimal holds: the values' type
+        "bigint",
+        "decimal(20,0)",
+        None,  # not listed: the values' type
+        "decimal(38,3)",
+        "smallint",
+        "bigint",
+        None,  # Datastream declares no types
+    ]
+    assert compiled["wider"] == [
+        "bigint",
+        "bigint",
+        "decimal(12,2)",
+        "decimal(6,3)",
+        "decimal(12,2)",
+        "double",
+        "double",
+        None,  # bigint to double loses digits
+        "timestamp_ntz",
+        None,
+        None,  # 39 digits
+    ]
