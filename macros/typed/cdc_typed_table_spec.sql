@@ -49,7 +49,7 @@
                 "select source_column, source_format, declared_type, value_type, first_sequence, last_sequence from "
                 ~ columns_relation ~ " where table_id = " ~ cdc_string_literal(spec.table_id)).rows -%}
         {%- endif -%}
-        {%- if rows | length == 0 -%}
+        {%- if rows | length == 0 and load_relation(history_relation) is not none -%}
             {%- set discovered = run_query(
                 "select column_name, schema_of_variant_agg(column_value) from "
                 ~ history_relation ~ " lateral view explode(cast(row_image as map<string, variant>)) "

@@ -132,8 +132,10 @@ def test_a_load_killed_between_its_batches_and_records_produced_while_loading_la
     count = "select count(*) as messages from {schema}.raw_cdc_messages"
     assert query(environment, count)[count] == [{"messages": first_batch}]
 
-    # records go on being produced, a few at a time, while the next load runs
-    more = kafka_records(Scenario(seed=52, tables=2, keys=50, events=3000).generate(), "dataworks_json")
+    # records go on being produced, a few at a time, while the next load runs: enough for many
+    # minutes of producing, so that a load slowed by a busy machine still ends first (the load
+    # used to outlast 3,000 events' records while the other worker ran a heavy module)
+    more = kafka_records(Scenario(seed=52, tables=2, keys=50, events=60_000).generate(), "dataworks_json")
     with (tmp_path / "load.log").open("w") as log:
         loading = subprocess.Popen(load, env=environment, stderr=log, cwd=PROJECT_ROOT)
         produced = 0
