@@ -71,9 +71,10 @@
                 'last': row[5],
             }) -%}
         {%- endfor -%}
-        {%- for column_name, seen in observations.items() -%}
+        {#- a pinned column takes its type from `column_types` below: nothing to fold or report -#}
+        {%- for column_name, seen in observations.items() if column_name not in pinned -%}
             {%- set fold = {'type': none} -%}
-            {%- for observation in seen | selectattr('type') | sort(attribute='first') if column_name not in pinned -%}
+            {%- for observation in seen | selectattr('type') | sort(attribute='first') -%}
                 {%- set wider = cdc_wider_type(fold.type, observation.type) if fold.type else observation.type -%}
                 {#- undeclared numbers of two kinds (JSON's 12.5 and 1e-5) are what Spark reads them as: double -#}
                 {%- if wider is none and not observation.is_declared
@@ -86,7 +87,7 @@
                 {%- do fold.update({'type': wider}) -%}
             {%- endfor -%}
             {%- set declarations = seen | selectattr('is_declared') | sort(attribute='last') | list -%}
-            {%- if column_name not in pinned and declarations and declarations[-1].type != fold.type -%}
+            {%- if declarations and declarations[-1].type != fold.type -%}
                 {{ cdc_typed_type_change_error(name, spec.table_id, column_name, fold.type, declarations[-1], 'narrower than the type it has so far') }}
             {%- endif -%}
             {%- do types.update({column_name: fold.type or types.get(column_name)}) -%}
