@@ -13,7 +13,9 @@
     `column_types` of the table's entry in the var, which always wins. Columns the model's YAML
     lists and the stream has not shown yet are kept, with their YAML `data_type` (else string).
     Before cdc_typed_columns has read the table (a first `--select` of the typed model, or the
-    scaffold), the columns are discovered from the types of the values in cdc_history.
+    scaffold), the columns are discovered from the types of the values in cdc_history. A typed
+    model with columns its YAML does not document (one the source added) compiles with a warning
+    naming them and the scaffold command that documents them.
 #}
 {% macro cdc_typed_table_spec(name) %}
     {%- if name is not string or not name | trim -%}
@@ -94,6 +96,14 @@
         {%- endfor -%}
     {%- endif -%}
     {%- do types.update(pinned) -%}
+    {#- a column the stream added since the YAML was written: built, but without its description -#}
+    {%- set undocumented = types | reject('in', model.columns) | sort -%}
+    {%- if execute and model.resource_type == 'model' and undocumented -%}
+        {%- do exceptions.warn(
+            "typed table '" ~ name ~ "' (" ~ spec.table_id ~ "): " ~ model.name ~ " has columns its YAML does not document: "
+            ~ undocumented | map('tojson') | join(', ') ~ ". Run scripts/scaffold_typed_table.py " ~ spec.table_id
+            ~ " --name " ~ name ~ " again: it adds them and keeps what the YAML already says.") -%}
+    {%- endif -%}
     {%- set row_columns = [] -%}
     {%- for column_name, data_type in types | dictsort -%}
         {%- do row_columns.append((column_name, data_type or 'string')) -%}

@@ -11,6 +11,9 @@ For the source table `table_id` (as cdc_history names it) this writes:
     The types are not written: the models take them, and columns added later, from what the
     envelopes declare (model cdc_typed_columns, macro cdc_typed_table_spec).
 Then: dbt build --profiles-dir profiles --select +orders_history +orders_current
+
+Run it again once the source has added columns (the typed build warns of columns its YAML does
+not document): it adds their entries and leaves the rest of the YAML as it is.
 """
 
 from __future__ import annotations
@@ -148,7 +151,11 @@ def write_models(
     columns: list[tuple[str, str]],
     key_columns: list[str],
     source_format: str,
-) -> None:
+) -> list[str]:
+    """Writes the two model files and their YAML entries. Entries the YAML already has are kept
+    as they are (descriptions and tests a user edited): only the source columns they do not list
+    yet are added, before the SCD2 columns. Returns the names of the columns added to entries
+    that existed."""
     typed_dir = project_dir / TYPED_DIR
     typed_dir.mkdir(parents=True, exist_ok=True)
     (typed_dir / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
@@ -156,9 +163,9 @@ def write_models(
     typed_yaml = typed_dir / TYPED_YAML
     document = yaml.safe_load(typed_yaml.read_text()) if typed_yaml.exists() else None
     document = document or {"version": 2, "models": []}
-    document["models"] = [m for m in document["models"] if m["name"] not in (f"{name}_history", f"{name}_current")]
+    existing = {model["name"]: model for model in document["models"]}
     key_names = [as_data(column) for column in key_columns]
-    document["models"] += [
+    scaffolded = [
         {
             "name": f"{name}_history",
             "description": as_data(
@@ -180,7 +187,22 @@ def write_models(
             "columns": column_entries(columns, SCD_CURRENT_COLUMNS, table_id),
         },
     ]
+    scd = {column for column, _, _ in SCD_HISTORY_COLUMNS + SCD_CURRENT_COLUMNS}
+    added: set[str] = set()
+    for model in scaffolded:
+        if model["name"] not in existing:
+            document["models"].append(model)
+            continue
+        entries = existing[model["name"]].setdefault("columns", [])
+        listed = {entry["name"] for entry in entries}
+        new_entries = [entry for entry in model["columns"] if entry["name"] not in listed]
+        # new source columns go before the SCD2 columns, as the scaffold orders them
+        at = next((number for number, entry in enumerate(entries) if entry["name"] in scd), len(entries))
+        entries[at:at] = [entry for entry in new_entries if entry["name"] not in scd]
+        entries += [entry for entry in new_entries if entry["name"] in scd]
+        added |= {entry["name"] for entry in new_entries}
     typed_yaml.write_text(HEADER + yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=110))
+    return sorted(added)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     columns, key_columns, source_format = discover(args.table_id, name, args.target, project)
     override = [c.strip() for c in args.key_columns.split(",")] if args.key_columns else None
     add_config_line(project, name, args.table_id, override)
-    write_models(project, name, args.table_id, columns, override or key_columns, source_format)
+    added = write_models(project, name, args.table_id, columns, override or key_columns, source_format)
+    if added:
+        log.info("%s: documented %d new column(s): %s", name, len(added), ", ".join(added))
     log.info(
         "wrote %s_history and %s_current (%d columns); now: dbt build --profiles-dir profiles "
         "--select +%s_history +%s_current",

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from cdc_dbt_spark.settings import use_project
-from cdc_ops.scaffold_typed_table import TYPED_DIR
+from cdc_ops.scaffold_typed_table import TYPED_DIR, write_models
 from cdc_ops.scaffold_typed_table import main as scaffold
 from cdc_testkit.avro_files import write_dts_avro
 from cdc_testkit.encoders import canal_json, dataworks_json, debezium_json, dts_avro
@@ -101,6 +101,7 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     assert not any("data_type" in columns[c] for c in ("id", "name", "amount", "active", "updated", "note; drop"))
     assert all(c.get("description") for m in models.values() for c in m["columns"])
 
+    logged: list[str] = []
     result = project.dbt(
         "build",
         "--select",
@@ -112,9 +113,11 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
         "--target-path",
         str(tmp_path / "target"),
         project_dir=copy,
+        callbacks=[lambda event: logged.append(event.info.msg)],
     )
     ran = Counter(str(r.node.resource_type) for r in result.result.results)
     assert ran == {"model": 5, "test": 7}
+    assert not [line for line in logged if "does not document" in line]  # the scaffold documented every column
     project.dbt("docs", "generate", "--target-path", str(tmp_path / "target"), project_dir=copy)
 
     history = project.query(
@@ -392,10 +395,59 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
         "canal": {"table_id": "canal.evolve", "column_types": {"qty": "int"}},
         "dataworks": {"table_id": "dw.evolve", "column_types": {"qty": "string"}},
     }
-    build("--select", "path:models/marts/typed", typed=decided)
+    logged: list[str] = []
+    project.dbt(
+        "build",
+        "--select",
+        "path:models/marts/typed",
+        "--vars",
+        json.dumps({"cdc_typed_tables": decided}),
+        "--target-path",
+        str(tmp_path / "target"),
+        project_dir=copy,
+        callbacks=[lambda event: logged.append(event.info.msg)],
+    )
+    # this test's typed models have no YAML: every column is one the build says to document
+    assert any(
+        "typed table 'canal' (canal.evolve): canal_current has columns its YAML does not document: "
+        '"added", "gone", "id", "price", "qty". Run scripts/scaffold_typed_table.py canal.evolve --name canal again'
+        in line
+        for line in logged
+    ), logged
     assert project.query("select qty from {schema}.canal_current where id = 3") == [(10,)]
     assert dict(row[:2] for row in project.query("describe {schema}.canal_current"))["qty"] == "int"
     assert project.query("select id, qty from {schema}.dataworks_current order by id") == [(1, "8"), (3, "ten")]
+
+
+def test_scaffold_run_again_documents_new_columns_and_keeps_edits(tmp_path: Path) -> None:
+    """Run again after the source added a column, the scaffold adds its entries (before the SCD2
+    columns) and leaves what the YAML already said: descriptions and tests a user edited."""
+    typed_yaml = tmp_path / TYPED_DIR / "_typed__models.yml"
+
+    def models() -> dict[str, dict]:
+        return {m["name"]: m for m in yaml.safe_load(typed_yaml.read_text())["models"]}
+
+    first = [("id", "bigint"), ("name", "string")]
+    assert write_models(tmp_path, "orders", "shop.orders", first, ["id"], "dataworks_json") == []
+    edited = models()
+    edited["orders_history"]["columns"][1]["description"] = "The customer's name, as the shop spells it."
+    edited["orders_current"]["data_tests"].append("a_test_of_my_own")
+    typed_yaml.write_text(yaml.safe_dump({"version": 2, "models": list(edited.values())}, sort_keys=False))
+
+    later = [*first, ("added", "string")]
+    assert write_models(tmp_path, "orders", "shop.orders", later, ["id"], "dataworks_json") == ["added"]
+    after = models()
+    history_columns = [c["name"] for c in after["orders_history"]["columns"]]
+    assert history_columns[:4] == ["id", "name", "added", "key_json"]
+    assert after["orders_history"]["columns"][1] == edited["orders_history"]["columns"][1]
+    assert after["orders_history"]["columns"][2]["description"] == "Source column `added` of shop.orders."
+    assert "added" in [c["name"] for c in after["orders_current"]["columns"]]
+    assert after["orders_current"]["data_tests"] == edited["orders_current"]["data_tests"]
+
+    # nothing new: nothing changes
+    text = typed_yaml.read_text()
+    assert write_models(tmp_path, "orders", "shop.orders", later, ["id"], "dataworks_json") == []
+    assert typed_yaml.read_text() == text
 
 
 def test_declared_and_wider_types(project) -> None:
