@@ -5,12 +5,16 @@
     truncates of their table. Key changes with a partial after image are a delete of the old key
     and an insert of the new one at one sequence_key, both is_key_change and
     after_image_is_partial. Returns the versions with the images as JSON text, the way the
-    expected seeds hold them. An empty cell is null (dbt-spark's session target loads an empty cell
+    expected seeds hold them. With with_declared_columns, the seed's `declared_columns` (JSON
+    array text) are the columns each partial image's message declares. An empty cell is null (dbt-spark's session target loads an empty cell
     of a string column as the text 'None': seed_text).
 #}
-{% macro scd2_test_versions(seed, key_change_rounds=0) %}
+{% macro scd2_test_versions(seed, key_change_rounds=0, with_declared_columns=false) %}
     {% if seed is none or seed.identifier is not defined %}
         {{ cdc.cdc_argument_error('scd2_test_versions', 'seed', 'a relation (ref of an input seed)', seed) }}
+    {% endif %}
+    {% if with_declared_columns is not boolean %}
+        {{ cdc.cdc_argument_error('scd2_test_versions', 'with_declared_columns', 'true or false', with_declared_columns) }}
     {% endif %}
     {% if key_change_rounds is not integer or key_change_rounds < 0 %}
         {{ cdc.cdc_argument_error('scd2_test_versions', 'key_change_rounds', 'a whole number of at least 0', key_change_rounds) }}
@@ -28,16 +32,35 @@
             cast(sequence_key as string) as sequence_key,
             cast(commit_ts as timestamp) as commit_ts,
             0 as key_bucket,
-            coalesce(cast(is_key_change as boolean), false) as is_key_change
+            coalesce(cast(is_key_change as boolean), false) as is_key_change,
+            {%- if with_declared_columns %}
+                -- the columns the partial image's message declares (JSON array), as cdc_history
+                -- takes them from column_types
+                from_json({{ seed_text('declared_columns') }}, 'array<string>') as partial_image_columns
+            {%- else %}
+                cast(null as array<string>) as partial_image_columns
+            {%- endif %}
         from {{ seed }}
     ),
 
     key_changes as (
         select
-            *,
+            event_id,
+            source_format,
+            table_id,
+            key_json,
+            op,
+            before_image,
+            after_image,
+            after_image_is_partial,
+            sequence_key,
+            commit_ts,
+            key_bucket,
+            is_key_change,
             commit_ts as valid_from_floor,
             false as is_prior,
-            cast(null as int) as version_offset
+            cast(null as int) as version_offset,
+            partial_image_columns
         from input_changes
         where key_json is not null
     ),

@@ -34,6 +34,7 @@
         false as is_key_change,
         cast(null as timestamp) as valid_from_floor,
         false as is_prior,
-        cast(null as int) as version_offset
+        cast(null as int) as version_offset,
+        cast(null as array<string>) as partial_image_columns
     from {{ key_changes }}
 {% endmacro %}

@@ -3,7 +3,8 @@
     change columns): each key's changes in sequence order, the deletes that end no live version
     dropped, and each row's live image: a full after image as it is, a partial one overlaid on
     the row as it was (each run of partial images folded onto the full image, or `carry` row,
-    that starts it; onto nothing after a delete). Adds is_deleted, image_segment and live_image.
+    that starts it; onto nothing after a delete), keeping only the columns its message declares
+    where it declares them (partial_image_columns: a column dropped upstream is not carried over). Adds is_deleted, image_segment and live_image.
     With partial_images false (no landed format's after images can be partial: the plan's
     partial_images) every after image is whole, and the fold's window (a second sort of every
     change, and every image cast to a map) is left out.
@@ -41,6 +42,13 @@
                 cast(map() as map <string, variant>),
                 (row_so_far, changed) -> map_zip_with(
                     row_so_far, changed, (column_name, old_value, new_value) -> coalesce(new_value, old_value)
+                ),
+                -- the columns the change's message declares, where it declares them: a column
+                -- dropped upstream is not carried over from the row as it was
+                live_row -> if(
+                    segmented.partial_image_columns is null,
+                    live_row,
+                    map_filter(live_row, (column_name, column_value) -> array_contains(segmented.partial_image_columns, column_name))
                 )
             ))
             {% endif %}

@@ -13,8 +13,9 @@
         before capture; a truncate before a key's first change is dropped)
       - a truncate (a row of `truncates`) ends the live version of every key of its table
         (`table_keys`)
-      - a partial after image (after_image_is_partial) is overlaid on the row as it was
-        (cdc_history_fold)
+      - a partial after image (after_image_is_partial) is overlaid on the row as it was, and
+        restricted to the columns its message declares where it declares them
+        (partial_image_columns: a column dropped upstream is not carried over; cdc_history_fold)
       - a key change with a partial after image (`partial_key_changes`) starts the new key from
         the old key's row at that position (carry rows, one join round per link of the longest
         chain: key_change_rounds)
@@ -98,7 +99,8 @@
             false as is_key_change,
             {{ truncates }}.commit_ts as valid_from_floor,
             false as is_prior,
-            cast(null as int) as version_offset
+            cast(null as int) as version_offset,
+            cast(null as array<string>) as partial_image_columns
         from {{ table_keys }}
         inner join {{ truncates }}
             on {{ table_keys }}.table_id = {{ truncates }}.table_id

@@ -41,6 +41,10 @@
     'event_id', 'source_format', 'table_id', 'key_json', 'op', 'before_image', 'after_image',
     'after_image_is_partial', 'sequence_key', 'commit_ts', 'key_bucket', 'is_key_change',
 ] -%}
+{#- a partial after image whose message declares its table's columns (column_types: Debezium's
+    schema) is restricted to them once overlaid: a column dropped upstream is not carried over -#}
+{%- set partial_image_columns = 'if(after_image_is_partial and cardinality(column_types) > 0, '
+    ~ 'map_keys(column_types), cast(null as array<string>)) as partial_image_columns' -%}
 {%- set history_columns = [
     'table_id', 'key_json', 'version_number', 'valid_from', 'valid_to', 'is_deleted', 'op',
     'row_image', 'valid_from_sequence', 'valid_to_sequence', 'commit_ts', 'event_id',
@@ -111,7 +115,8 @@
                 false as is_key_change,
                 valid_from as valid_from_floor,
                 true as is_prior,
-                version_number - 1 as version_offset
+                version_number - 1 as version_offset,
+                cast(null as array<string>) as partial_image_columns
             from touched_versions
             where version_number = prior_version_number
         ),
@@ -121,7 +126,8 @@
                 {% for column in change_columns %}events.{{ column }},{% endfor %}
                 events.commit_ts as valid_from_floor,
                 false as is_prior,
-                cast(null as int) as version_offset
+                cast(null as int) as version_offset,
+                {{ partial_image_columns }}
             from {{ ref('cdc_events') }} as events
             inner join touched_keys
                 on
@@ -141,7 +147,8 @@
                 {{ change_columns | join(', ') }},
                 commit_ts as valid_from_floor,
                 false as is_prior,
-                cast(null as int) as version_offset
+                cast(null as int) as version_offset,
+                {{ partial_image_columns }}
             from {{ ref('cdc_events') }}
             where key_json is not null
         ),

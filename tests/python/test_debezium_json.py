@@ -52,6 +52,15 @@ def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
     toast = debezium_json(change("update", 17, before=None, after={"id": 1, "note": "c", "big": "x"}), False)[0]
     toast["after"]["big"] = "__debezium_unavailable_value"
     messages.append(json.dumps(toast))
+    # a column dropped upstream (`old`), then a TOAST update whose schema no longer declares it:
+    # the previous `big` is kept, `old` is not carried over
+    wide = {"id": 7, "note": "n", "old": "o", "big": "long"}
+    messages.append(json.dumps(debezium_json(change("insert", 30, table="dropped", after=wide))[0]))
+    narrowed = debezium_json(
+        change("update", 31, table="dropped", before=None, after={"id": 7, "note": "m", "big": "y"})
+    )
+    narrowed[0]["payload"]["after"]["big"] = "__debezium_unavailable_value"
+    messages.append(json.dumps(narrowed[0]))
     messages += [line.strip() for line in (SAMPLES / "doc003_debezium_json_insert.jsonl").open() if line.strip()]
     random.Random(5).shuffle(messages)
     first = messages[:6]
@@ -70,6 +79,7 @@ def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
             '{"id":1004}',
             '{"email":"annek@noanswer.org","first_name":"Anne","id":1004,"last_name":"Kretchmar","middle_name":"L"}',
         ),
+        ("pg.public.dropped", '{"id":7}', '{"big":"long","id":7,"note":"m"}'),
         ("pg.public.gone", '{"id":6}', '{"id":6,"note":"after"}'),
         ("pg.public.orders", '{"id":1}', '{"big":"long text","id":1,"note":"c"}'),
         ("pg.public.orders", '{"id":2}', '{"big":null,"id":2,"note":"z"}'),
