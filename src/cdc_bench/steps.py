@@ -242,23 +242,31 @@ def history_files_and_current_scan(spark: Any, schema: str) -> dict:
     return {"history_files": files, "current_scan_s": round(time.perf_counter() - started, 2)}
 
 
+def land_and_build(
+    source_format: str, folders: list[Path], build: tuple[str, ...], describe: Callable[[int], str]
+) -> tuple[list[float], int]:
+    """Each folder landed, then dbt `build`, in this process, as a runner does it: the seconds of each
+    (landing and build) and the messages landed. `describe` names increment number n (from 1) in the log."""
+    from cdc_dbt_spark.loader import land
+
+    each, messages = [], 0
+    for number, folder in enumerate(folders, 1):
+        started = time.perf_counter()
+        messages += land(source_format, [str(folder)])["messages"]
+        run_dbt(*build)
+        each.append(round(time.perf_counter() - started, 1))
+        log.info("%s of %d: %.1f s", describe(number), len(folders), each[-1])
+    return each, messages
+
+
 def increments(spark: Any, source_format: str, folders: list[Path], schema: str) -> Step:
     """Small increments in a row in this process, as a runner does them: land one folder, dbt build, the next;
     the seconds of each. Then cdc_history's files and a scan of cdc_current before and after the documented
     maintenance (dbt run-operation cdc_maintain)."""
     from dbt.cli.main import dbtRunner
 
-    from cdc_dbt_spark.loader import land
-
     step = Step("increments")
-    each = []
-    for number, folder in enumerate(folders, 1):
-        started = time.perf_counter()
-        stats = land(source_format, [str(folder)])
-        run_dbt(*BUILD)
-        each.append(round(time.perf_counter() - started, 1))
-        step.events += stats["messages"]
-        log.info("increment %d of %d: %.1f s", number, len(folders), each[-1])
+    each, step.events = land_and_build(source_format, folders, BUILD, lambda number: f"increment {number}")
     step.seconds = sum(each)
     before = history_files_and_current_scan(spark, schema)
     started = time.perf_counter()
@@ -290,22 +298,17 @@ def schema_changes(source_format: str, folders: list[Path], table_id: str) -> St
     whose messages of that table add a column (cdc_bench.data.schema_folders). The seconds of each kind,
     and the ratio of their medians: a build after a schema change should cost no more than 1.2x one
     without."""
-    from cdc_dbt_spark.loader import land
-
     typed = json.dumps({"cdc_typed_tables": {"oracle_sample": {"table_id": table_id}}})
     # the typed tables' generic tests (a `path:` of their YAML would leave out the models it documents too)
     typed_tests = ("test_name:unique_combination", "test_name:one_current_version_per_key")
     build = (*BUILD, "--exclude", *typed_tests, "--vars", typed)
+
+    def describe(number: int) -> str:
+        kind = "first read" if number == 1 else "no schema change" if number % 2 == 0 else "schema change"
+        return f"schema_change increment {number} ({kind})"
+
     step = Step("schema_change")
-    each = []
-    for number, folder in enumerate(folders):
-        started = time.perf_counter()
-        stats = land(source_format, [str(folder)])
-        run_dbt(*build)
-        each.append(round(time.perf_counter() - started, 1))
-        step.events += stats["messages"]
-        kind = "first read" if number == 0 else "schema change" if number % 2 == 0 else "no schema change"
-        log.info("schema_change increment %d of %d (%s): %.1f s", number + 1, len(folders), kind, each[-1])
+    each, step.events = land_and_build(source_format, folders, build, describe)
     without, changed = sorted(each[1::2]), sorted(each[2::2])
     step.seconds = changed[len(changed) // 2] if changed else 0.0
     ratio = round(step.seconds / without[len(without) // 2], 2) if without and changed else None

@@ -306,7 +306,7 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
         (copy / TYPED_DIR / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
     typed_tables = {names[f]: {"table_id": table_id} for f, table_id in EVOLVING_TABLES.items()}
 
-    def build(*args: str, typed: dict = typed_tables, check: bool = True):
+    def build(*args: str, typed: dict = typed_tables, check: bool = True, callbacks: list | None = None):
         return project.dbt(
             "build",
             "--exclude-resource-type",
@@ -318,6 +318,7 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
             str(tmp_path / "target"),
             project_dir=copy,
             check=check,
+            callbacks=callbacks,
         )
 
     streams = {f: evolving_changes(f) for f in EVOLVING_TABLES}
@@ -396,17 +397,7 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
         "dataworks": {"table_id": "dw.evolve", "column_types": {"qty": "string"}},
     }
     logged: list[str] = []
-    project.dbt(
-        "build",
-        "--select",
-        "path:models/marts/typed",
-        "--vars",
-        json.dumps({"cdc_typed_tables": decided}),
-        "--target-path",
-        str(tmp_path / "target"),
-        project_dir=copy,
-        callbacks=[lambda event: logged.append(event.info.msg)],
-    )
+    build("--select", "path:models/marts/typed", typed=decided, callbacks=[lambda event: logged.append(event.info.msg)])
     # this test's typed models have no YAML: every column is one the build says to document
     assert any(
         "typed table 'canal' (canal.evolve): canal_current has columns its YAML does not document: "
