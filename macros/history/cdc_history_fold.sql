@@ -4,7 +4,8 @@
     dropped, and each row's live image: a full after image as it is, a partial one overlaid on
     the row as it was (each run of partial images folded onto the full image, or `carry` row,
     that starts it; onto nothing after a delete), keeping only the columns its message declares
-    where it declares them (partial_image_columns: a column dropped upstream is not carried over). Adds is_deleted, image_segment and live_image.
+    where it declares them (partial_image_columns: a column dropped upstream is not carried
+    over). Adds is_deleted, image_segment and live_image.
     With partial_images false (no landed format's after images can be partial: the plan's
     partial_images) every after image is whole, and the fold's window (a second sort of every
     change, and every image cast to a map) is left out.
@@ -48,7 +49,10 @@
                 live_row -> if(
                     segmented.partial_image_columns is null,
                     live_row,
-                    map_filter(live_row, (column_name, column_value) -> array_contains(segmented.partial_image_columns, column_name))
+                    map_filter(
+                        live_row,
+                        (column_name, column_value) -> array_contains(segmented.partial_image_columns, column_name)
+                    )
                 )
             ))
             {% endif %}
