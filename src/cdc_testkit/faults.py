@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from cdc_testkit import PROJECT_ROOT
+from cdc_testkit import FIRST_TIER_JIT, PROJECT_ROOT
 
 DBT = str(Path(sys.executable).parent / "dbt")
 BUILD = (DBT, "build", "--profiles-dir", "profiles", "--exclude-resource-type", "unit_test")
@@ -34,11 +34,8 @@ for query in sys.argv[1:]:
 
 def short_lived_java_options() -> str:
     """CDC_DRIVER_JAVA_OPTIONS (profiles.yml) for JVMs that live seconds or minutes over a few
-    thousand rows: the JIT's first tier only, whose code is ready at once; the second tier's
-    compiling takes the CPU these processes need (test_faults alone: 183 s against 238 s; the
-    cluster test alone: 229 busy core-seconds against 337). Not for the suite's own JVMs, which
-    live the whole run: with the first tier only, test_invariants took 434 against 312."""
-    return f"{os.environ.get('CDC_DRIVER_JAVA_OPTIONS', '')} -XX:TieredStopAtLevel=1".strip()
+    thousand rows: the JIT's first tier only (cdc_testkit.FIRST_TIER_JIT)."""
+    return " ".join([os.environ.get("CDC_DRIVER_JAVA_OPTIONS", ""), *FIRST_TIER_JIT]).strip()
 
 
 def project_environment(home: Path, schema: str) -> dict[str, str]:

@@ -22,6 +22,8 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
+from cdc_testkit import FIRST_TIER_JIT
+
 log = logging.getLogger("kafka_broker")
 
 BROKER = ("org.apache.kafka", "kafka_2.13", "4.1.1")
@@ -30,7 +32,7 @@ STAMP = JARS / "resolved.txt"  # the coordinate the folder holds
 START_SECONDS = 60.0
 # a small heap, the serial collector and the JIT's first tier: in the tests the broker shares two
 # cores with Spark and lives minutes (the bench gives it the JVM's defaults)
-TEST_JAVA_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+TEST_JAVA_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", *FIRST_TIER_JIT)
 
 
 def ivy_home() -> Path:
