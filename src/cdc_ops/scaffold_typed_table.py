@@ -124,7 +124,18 @@ def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: li
     if key_columns:
         entry["key_columns"] = key_columns
     line = f"    {name}: {json.dumps(entry, ensure_ascii=False)}\n"
-    if re.search(rf"^    {re.escape(name)}:", text, flags=re.MULTILINE):
+    configured = re.search(rf"^    {re.escape(name)}:(.*)$", text, flags=re.MULTILINE)
+    if configured:
+        # the entry and the YAML's key tests are the user's now: a key asked for that they do not
+        # hold would be silently dropped, so the scaffold stops before it writes anything
+        configured_key = (yaml.safe_load(configured.group(1)) or {}).get("key_columns")
+        if key_columns and key_columns != configured_key:
+            raise SystemExit(
+                f"--key-columns {','.join(key_columns)}: dbt_project.yml already configures {name} "
+                f"(key_columns: {configured_key or 'the key the messages carry'}); to change its key, "
+                f"edit its entry there and the key tests of {name}_history and {name}_current in "
+                f"{TYPED_DIR}/{TYPED_YAML}"
+            )
         log.info("dbt_project.yml already configures %s; left as it is", name)
         return
     if VAR_LINE + " {}" in text:

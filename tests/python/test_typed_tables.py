@@ -15,10 +15,11 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cdc_dbt_spark.settings import use_project
-from cdc_ops.scaffold_typed_table import TYPED_DIR, write_models
+from cdc_ops.scaffold_typed_table import TYPED_DIR, add_config_line, write_models
 from cdc_ops.scaffold_typed_table import main as scaffold
 from cdc_testkit.avro_files import write_dts_avro
 from cdc_testkit.encoders import canal_json, dataworks_json, debezium_json, dts_avro
@@ -439,6 +440,27 @@ def test_scaffold_run_again_documents_new_columns_and_keeps_edits(tmp_path: Path
     text = typed_yaml.read_text()
     assert write_models(tmp_path, "orders", "shop.orders", later, ["id"], "dataworks_json") == []
     assert typed_yaml.read_text() == text
+
+
+def test_scaffold_run_again_with_another_key_stops_naming_it(tmp_path: Path) -> None:
+    """The configuration line is written once: run again with the key it holds (or none), the
+    scaffold leaves it; with another key, it stops and says where the key is changed, rather
+    than drop the key asked for."""
+    project_file = tmp_path / "dbt_project.yml"
+    project_file.write_text("vars:\n  cdc_typed_tables: {}\n")
+    add_config_line(tmp_path, "orders", "shop.orders", ["id"])
+    text = project_file.read_text()
+    assert yaml.safe_load(text)["vars"]["cdc_typed_tables"] == {
+        "orders": {"table_id": "shop.orders", "key_columns": ["id"]}
+    }
+    add_config_line(tmp_path, "orders", "shop.orders", ["id"])
+    add_config_line(tmp_path, "orders", "shop.orders", None)
+    assert project_file.read_text() == text
+    with pytest.raises(
+        SystemExit, match=r"--key-columns id,region: .* already configures orders \(key_columns: \['id'\]\)"
+    ):
+        add_config_line(tmp_path, "orders", "shop.orders", ["id", "region"])
+    assert project_file.read_text() == text
 
 
 def test_declared_and_wider_types(project) -> None:
