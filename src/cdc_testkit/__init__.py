@@ -11,12 +11,15 @@ from pathlib import Path
 # product never assumes this (cdc_dbt_spark.settings finds the project as dbt does).
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
-# The JIT's first tier only, for the kit's JVMs that live seconds or minutes over a few thousand
-# rows (processes the tests start, the Kafka broker): its code is ready at once, where the second
-# tier's compiling takes most of the CPU such a process uses (four small builds in a fresh JVM: 88
-# core-seconds against 145). Not for the test workers' own JVMs, which live the whole suite: at
-# sixteen builds the second tier's code has paid for itself (builds 401 s against 481). The first
-# tier alone gets a 48 MB code cache by default, which a Spark driver outgrows (it held 95 MB
-# after sixteen builds): the JVM's sweeper then churns (38 s of those four builds), so the cache
-# is the size tiered compilation gets.
-FIRST_TIER_JIT = ("-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m")
+# The JVM options of the kit's Spark processes (CDC_DRIVER_JAVA_OPTIONS, profiles.yml; the suite's
+# conftest sets them), JVMs that work on a few thousand rows. The serial collector: two test
+# workers and their child processes share two cores, and G1's parallel and concurrent threads take
+# CPU from them. The JIT's first tier only: over small data the second tier's compiling is most of
+# the CPU a fresh JVM uses (four small builds: 88 core-seconds against 145), and it takes that CPU
+# from the other worker and from the processes the tests start. A JVM that lives long enough gets
+# it back (from its seventh build on, a tiered build is ~12 % faster), but the suite is faster with
+# every JVM on the first tier (pytest 1371 s) than with its workers' tiered (test_faults alone
+# 587 s against 375). The first tier alone gets a 48 MB code cache by default, which a Spark
+# driver outgrows (95 MB after sixteen builds): its sweeper then churns (38 s of those four
+# builds), so the cache is the size tiered compilation gets.
+TEST_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"

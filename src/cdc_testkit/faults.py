@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from cdc_testkit import FIRST_TIER_JIT, PROJECT_ROOT
+from cdc_testkit import PROJECT_ROOT, TEST_JAVA_OPTIONS
 
 DBT = str(Path(sys.executable).parent / "dbt")
 BUILD = (DBT, "build", "--profiles-dir", "profiles", "--exclude-resource-type", "unit_test")
@@ -32,18 +32,12 @@ for query in sys.argv[1:]:
 """
 
 
-def short_lived_java_options() -> str:
-    """CDC_DRIVER_JAVA_OPTIONS (profiles.yml) for JVMs that live seconds or minutes over a few
-    thousand rows: the JIT's first tier only (cdc_testkit.FIRST_TIER_JIT)."""
-    return " ".join([os.environ.get("CDC_DRIVER_JAVA_OPTIONS", ""), *FIRST_TIER_JIT]).strip()
-
-
 def project_environment(home: Path, schema: str) -> dict[str, str]:
     """The environment of processes that share one embedded project: its Spark home (warehouse
-    and metastore), schema, dbt target and logs under `home`; short-lived JVMs."""
+    and metastore), schema, dbt target and logs under `home`; the kit's JVM options unless set."""
     return dict(
         os.environ,
-        CDC_DRIVER_JAVA_OPTIONS=short_lived_java_options(),
+        CDC_DRIVER_JAVA_OPTIONS=os.environ.get("CDC_DRIVER_JAVA_OPTIONS", TEST_JAVA_OPTIONS),
         CDC_SPARK_HOME=str(home / "spark"),
         CDC_SCHEMA=schema,
         CDC_TARGET="local",

@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from cdc_testkit import FIRST_TIER_JIT
+from cdc_testkit import TEST_JAVA_OPTIONS
 
 log = logging.getLogger("kafka_broker")
 
@@ -30,9 +30,9 @@ BROKER = ("org.apache.kafka", "kafka_2.13", "4.1.1")
 JARS = Path(sys.prefix) / "kafka-broker"  # in the venv, beside what the set-up resolved
 STAMP = JARS / "resolved.txt"  # the coordinate the folder holds
 START_SECONDS = 60.0
-# a small heap, the serial collector and the JIT's first tier: in the tests the broker shares two
-# cores with Spark and lives minutes (the bench gives it the JVM's defaults)
-TEST_JAVA_OPTIONS = ("-Xmx512m", "-XX:+UseSerialGC", *FIRST_TIER_JIT)
+# a small heap and the kit's JVM options: in the tests the broker shares two cores with Spark
+# (the bench gives it the JVM's defaults)
+BROKER_TEST_JAVA_OPTIONS = ("-Xmx512m", *TEST_JAVA_OPTIONS.split())
 
 
 def ivy_home() -> Path:
@@ -71,7 +71,7 @@ def free_port() -> int:
 class KafkaBroker:
     """`with KafkaBroker(folder) as broker:` a broker at `broker.bootstrap_servers` until the block ends."""
 
-    def __init__(self, folder: Path, java_options: tuple[str, ...] = TEST_JAVA_OPTIONS) -> None:
+    def __init__(self, folder: Path, java_options: tuple[str, ...] = BROKER_TEST_JAVA_OPTIONS) -> None:
         self.folder = folder
         self.java_options = java_options
         self.port, self.controller_port = free_port(), free_port()

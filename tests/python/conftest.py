@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from cdc_testkit import TEST_JAVA_OPTIONS
 from cdc_testkit.harness import PROJECT_ROOT, THIRDPARTY, Project
 
 
@@ -32,9 +33,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["DBT_TARGET_PATH"] = str(Project.targets)  # dbt runs outside a Project
     os.environ["DBT_LOG_PATH"] = str(artifacts / f"logs-{worker}")
     os.environ.setdefault("CDC_SHUFFLE_PARTITIONS", "4")
-    # the serial collector in the suite's JVMs (profiles.yml): two workers and their child
-    # processes share two cores, and G1's parallel and concurrent GC threads take CPU from them
-    os.environ.setdefault("CDC_DRIVER_JAVA_OPTIONS", "-XX:+UseSerialGC")
+    # the kit's JVM options (profiles.yml), inherited by the processes the tests start
+    os.environ.setdefault("CDC_DRIVER_JAVA_OPTIONS", TEST_JAVA_OPTIONS)
     # interpreted expressions (profiles.yml): over the tests' few hundred rows, compiling each
     # query's code costs more than it saves (four small builds: 90 s against 103 s). The demo's
     # test runs what users run, with CDC_ variables unset: compiled code

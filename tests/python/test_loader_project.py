@@ -10,7 +10,6 @@ import sys
 import uuid
 from pathlib import Path
 
-from cdc_testkit.faults import short_lived_java_options
 from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
 
 LOADER = (sys.executable, "-m", "cdc_dbt_spark.loader")
@@ -30,7 +29,7 @@ def load(cwd: Path, schema: str, *arguments: str) -> subprocess.CompletedProcess
     environment = {
         key: value for key, value in os.environ.items() if not key.startswith(("CDC_", "DBT_PROJECT", "DBT_PROFILES"))
     }
-    environment |= {"CDC_SCHEMA": schema, "CDC_DRIVER_JAVA_OPTIONS": short_lived_java_options()}
+    environment |= {"CDC_SCHEMA": schema, "CDC_DRIVER_JAVA_OPTIONS": os.environ["CDC_DRIVER_JAVA_OPTIONS"]}
     return subprocess.run([*LOADER, *arguments], env=environment, cwd=cwd, capture_output=True, text=True)
 
 

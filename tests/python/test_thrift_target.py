@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cdc_testkit.dataworks_samples import EXPECTED_SAMPLE_HISTORY, SAMPLES, history_summary
-from cdc_testkit.faults import land_together, short_lived_java_options
+from cdc_testkit.faults import land_together
 from cdc_testkit.harness import PROJECT_ROOT, Project, write_jsonl
 
 pytestmark = pytest.mark.thrift
@@ -33,7 +33,6 @@ def thrift_server() -> Iterator[None]:
         os.environ,
         CDC_SPARK_HOME=str(PROJECT_ROOT / "artifacts" / f"thrift-{os.getpid()}"),
         CDC_THRIFT_PORT=port,
-        CDC_DRIVER_JAVA_OPTIONS=short_lived_java_options(),
     )
     script = str(PROJECT_ROOT / "scripts" / "thrift_server.py")
     subprocess.run([sys.executable, script, "start"], env=environment, check=True, cwd=PROJECT_ROOT)
