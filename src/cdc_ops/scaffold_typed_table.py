@@ -124,11 +124,11 @@ def add_config_line(project_dir: Path, name: str, table_id: str, key_columns: li
     if key_columns:
         entry["key_columns"] = key_columns
     line = f"    {name}: {json.dumps(entry, ensure_ascii=False)}\n"
-    configured = re.search(rf"^    {re.escape(name)}:(.*)$", text, flags=re.MULTILINE)
-    if configured:
+    if re.search(rf"^    {re.escape(name)}:", text, flags=re.MULTILINE):
         # the entry and the YAML's key tests are the user's now: a key asked for that they do not
         # hold would be silently dropped, so the scaffold stops before it writes anything
-        configured_key = (yaml.safe_load(configured.group(1)) or {}).get("key_columns")
+        configured = (project_vars(project=project_dir).get("cdc_typed_tables") or {}).get(name) or {}
+        configured_key = configured.get("key_columns")
         if key_columns and key_columns != configured_key:
             raise SystemExit(
                 f"--key-columns {','.join(key_columns)}: dbt_project.yml already configures {name} "
