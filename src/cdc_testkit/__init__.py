@@ -16,10 +16,11 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # workers and their child processes share two cores, and G1's parallel and concurrent threads take
 # CPU from them. The JIT's first tier only: over small data the second tier's compiling is most of
 # the CPU a fresh JVM uses (four small builds: 88 core-seconds against 145), and it takes that CPU
-# from the other worker and from the processes the tests start. A JVM that lives long enough gets
-# it back (from its seventh build on, a tiered build is ~12 % faster), but the suite is faster with
-# every JVM on the first tier (pytest 1371 s) than with its workers' tiered (test_faults alone
-# 587 s against 375). The first tier alone gets a 48 MB code cache by default, which a Spark
-# driver outgrows (95 MB after sixteen builds): its sweeper then churns (38 s of those four
-# builds), so the cache is the size tiered compilation gets.
+# from the other worker and from the processes the tests start. Two fresh JVMs side by side, as the
+# workers run: 122 s against 178 for four builds each, 513 s against 540 for sixteen; from the
+# seventh build on a tiered build is ~12 % faster, so a long-lived worker may win some of it back
+# (the suite runs measured so far differ by less than the machine drifts). The first tier alone
+# gets a 48 MB code cache by default, which a Spark driver outgrows (95 MB after sixteen builds):
+# its sweeper then churns (38 s of those four builds), so the cache is the size tiered
+# compilation gets.
 TEST_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
