@@ -7,8 +7,9 @@
 A cycle lands the files of each source that no load has landed and the records of each topic
 beyond the offsets landed (the loader, in this process), then, when the landing holds batches
 that no complete build has taken, runs `dbt build` in this process over the same Spark session
-(dbt's programmatic runner). Against `cdc-load` then `dbt build` as two commands, a cycle pays no
-JVM start and no metastore opening, and from the second cycle on Spark's compiled code and
+(dbt's programmatic runner), in two steps: what cdc_current reads, then the rest of the build and
+every data test (VISIBLE_FIRST). Against `cdc-load` then `dbt build` as two commands, a cycle pays
+no JVM start and no metastore opening, and from the second cycle on Spark's compiled code and
 Delta's table states are warm. A cycle with nothing new runs no build.
 
 State lives in the tables, not in this process: which files and records were landed is in the
@@ -54,6 +55,14 @@ from cdc_dbt_spark.settings import (
 log = logging.getLogger("cdc_run")
 
 LEDGER_TABLE = "cdc_load_batches"  # built last by a complete build: its newest batch is the watermark
+# A cycle's build first runs what cdc_current reads (seeds and models, no tests): a change is
+# visible once cdc_history's MERGE commits, not after every side table and data test. Then the
+# rest of the build: the other models and every data test, the first step's models' included
+# (`empty` indirect selection: excluding a model leaves its tests selected). A failing test
+# still keeps cdc_load_batches, and so the watermark, from passing the batches it checked.
+VISIBLE_FIRST = "+cdc_current"
+# dbt options that choose nodes: with any of them the cycle runs one `dbt build` as given
+SELECTING_OPTIONS = ("--select", "-s", "--models", "-m", "--selector", "--indirect-selection")
 
 
 @dataclass
@@ -108,6 +117,7 @@ class Cycle:
     # landed and not built when the build started (var cdc_max_batches_per_run may make it take fewer)
     batches_pending: int = 0
     built: bool | None = None  # None: no build was needed
+    visible_seconds: float | None = None  # into the cycle, when the changes were visible in cdc_current
     lag_seconds: float | None = None
     seconds: float = 0.0
 
@@ -169,10 +179,10 @@ class Runner:
         )
         return None if not rows or rows[0][0] is None else float(rows[0][0])
 
-    def _build(self) -> bool:
+    def _dbt_build(self, *selection: str) -> bool:
         from dbt.cli.main import dbtRunner
 
-        arguments = ["build", *self.dbt_arguments, "--profiles-dir", str(profiles_dir())]
+        arguments = ["build", *selection, *self.dbt_arguments, "--profiles-dir", str(profiles_dir())]
         arguments += ["--project-dir", str(project_dir())]
         arguments += ["--target", self.target] if self.target else []
         arguments += ["--vars", self.vars_text] if self.vars_text else []
@@ -180,6 +190,21 @@ class Runner:
         if not result.success:
             log.error("dbt build failed: %s (see logs/dbt.log); the next cycle builds again", result.exception or "")
         return result.success
+
+    def _build(self, cycle: Cycle, started: float) -> bool:
+        """`dbt build`; unless the options select nodes themselves, in two steps (VISIBLE_FIRST)."""
+        if any(argument.split("=")[0] in SELECTING_OPTIONS for argument in self.dbt_arguments):
+            return self._dbt_build()
+        if not self._dbt_build("--select", VISIBLE_FIRST, "--indirect-selection", "empty"):
+            return False  # nothing after it: the watermark must not pass batches cdc_history did not take
+        cycle.visible_seconds = time.monotonic() - started
+        log.info(
+            "cycle %d: %d messages landed, visible in cdc_current %.1f s into the cycle",
+            cycle.number,
+            cycle.messages,
+            cycle.visible_seconds,
+        )
+        return self._dbt_build("--exclude", VISIBLE_FIRST, "--indirect-selection", "empty")
 
     def cycle(self, number: int) -> Cycle:
         started = time.monotonic()
@@ -190,7 +215,7 @@ class Runner:
         watermark = self._watermark(tables)
         cycle.batches_pending = self._pending_batches(watermark, tables)
         if cycle.batches_pending:
-            cycle.built = self._build()
+            cycle.built = self._build(cycle, started)
             if cycle.built:
                 cycle.lag_seconds = self._lag_seconds(watermark)
         cycle.seconds = time.monotonic() - started

@@ -30,7 +30,7 @@ def scenario(source_format: str, seed: int) -> list:
     return [replace(change, database=f"{source_format}_s{seed}") for change in changes]
 
 
-def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_path: Path, caplog) -> None:
+def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_path: Path, caplog, monkeypatch) -> None:
     dataworks, debezium = scenario("dataworks_json", 21), scenario("debezium_json", 22)
     elsewhere = scenario("dataworks_json", 23)
     write_stream(dataworks, "dataworks_json", tmp_path / "dataworks", files=2, seed=21, duplicate_share=0.1)
@@ -42,10 +42,43 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     caplog.set_level(logging.INFO, logger="cdc_run")
 
     assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
-    assert re.search(r"cycle 1: \d+ messages landed from 3 files, 3 batches pending, built", caplog.text)
-    current = project.query("select table_id, key_json, to_json(row_image) from {schema}.cdc_current")
-    versions = project.query("select table_id, key_json, count(*) from {schema}.cdc_history group by 1, 2")
-    assert_as_replayed(current, versions, dataworks + debezium + elsewhere)
+    # the build's first step (what cdc_current reads) is logged before the rest of the build ends
+    visible = re.search(r"cycle 1: \d+ messages landed, visible in cdc_current", caplog.text)
+    built = re.search(r"cycle 1: \d+ messages landed from 3 files, 3 batches pending, built", caplog.text)
+    assert visible and built and visible.start() < built.start()
+    assert_current_as_replayed(project, dataworks + debezium + elsewhere)
+
+    # a data test that fails in the second step fails the cycle after its changes are visible,
+    # and keeps the watermark (cdc_load_batches) from passing them: the next cycle builds them again
+    later = scenario("dataworks_json", 24)
+    write_stream(later, "dataworks_json", tmp_path / "later", seed=24)
+    sources.append(f"--source=dataworks_json={tmp_path / 'later'}")
+    ledger = "select count(distinct load_batch_id) from {schema}.cdc_load_batches"
+    built_batches = project.query(ledger)
+    build = runner.Runner._dbt_build
+    history_version = []
+
+    def duplicate_a_version_then_build(self, *selection: str) -> bool:
+        if selection[:1] == ("--exclude",):  # the second step: the first one's changes are visible
+            assert_current_as_replayed(project, dataworks + debezium + elsewhere + later)
+            history_version.extend(project.query("describe history {schema}.cdc_history limit 1")[0][:1])
+            project.query(  # a version of a key the run changed, twice: test scd2_versions_are_valid fails
+                "insert into {schema}.cdc_history select * from {schema}.cdc_history "
+                "where table_id like 'dataworks_json_s24.%' and is_current limit 1"
+            )
+        return build(self, *selection)
+
+    monkeypatch.setattr(runner.Runner, "_dbt_build", duplicate_a_version_then_build)
+    assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 1
+    assert history_version, "the build had no second step"
+    assert project.query(ledger) == built_batches
+    monkeypatch.undo()
+    project.query(f"restore table {{schema}}.cdc_history to version as of {history_version[0]}")
+    caplog.clear()
+    assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
+    assert "cycle 1: 0 messages landed from 0 files, 1 batches pending, built" in caplog.text
+    assert_current_as_replayed(project, dataworks + debezium + elsewhere + later)
+    assert project.query(ledger) == [(built_batches[0][0] + 1,)]
 
     # nothing new: no build (cdc_history gets no new Delta version)
     commits = len(project.query("describe history {schema}.cdc_history"))
@@ -53,6 +86,12 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
     assert "cycle 1: 0 messages landed, nothing to build" in caplog.text
     assert len(project.query("describe history {schema}.cdc_history")) == commits
+
+
+def assert_current_as_replayed(project, changes: list) -> None:
+    current = project.query("select table_id, key_json, to_json(row_image) from {schema}.cdc_current")
+    versions = project.query("select table_id, key_json, count(*) from {schema}.cdc_history group by 1, 2")
+    assert_as_replayed(current, versions, changes)
 
 
 @pytest.mark.parametrize(
