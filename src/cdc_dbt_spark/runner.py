@@ -273,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="cdc-run",
         description="Land what is new in the sources, then dbt build, in one process: once, or every few seconds.",
-        epilog="Options after `--` go to dbt build, e.g. `-- --exclude-resource-type unit_test`. Formats are "
-        "declared in dbt_project.yml (var cdc_formats).",
+        epilog="Options after `--` go to dbt build (both steps of a cycle), e.g. `-- --exclude-resource-type "
+        "unit_test`. Formats are declared in dbt_project.yml (var cdc_formats).",
     )
     parser.add_argument(
         "--source",

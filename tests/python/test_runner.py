@@ -189,3 +189,42 @@ def test_a_metastore_whose_creation_was_killed_is_made_again(tmp_path: Path) -> 
     loaded = run(environment, *LOADER, "--format", "dataworks_json", *map(str, files))
     assert loaded.returncode == 0, loaded.stderr[-3000:]
     assert (unfinished / "service.properties").is_file()
+
+
+@pytest.mark.parametrize(
+    ("options", "builds"),
+    [
+        # the runner's two steps; a user's --exclude is added to each (dbt unions repeated --exclude)
+        (
+            ["--exclude", "path:models/marts/typed"],
+            [
+                ("--select", "+cdc_current", "--indirect-selection", "empty"),
+                ("--exclude", "+cdc_current", "--indirect-selection", "empty"),
+            ],
+        ),
+        # options that choose nodes themselves: one `dbt build` as given
+        (["--select", "cdc_events"], [()]),
+        (["-s", "cdc_events"], [()]),
+        (["--selector=nightly"], [()]),
+        (["--indirect-selection", "cautious"], [()]),
+    ],
+)
+def test_a_cycle_builds_in_two_steps_unless_the_options_select_nodes(options, builds, caplog) -> None:
+    cycle_runner = runner.Runner.__new__(runner.Runner)  # no Spark: only the choice of builds is tested
+    cycle_runner.dbt_arguments = options
+    invoked = []
+    cycle_runner._dbt_build = lambda *selection: invoked.append(selection) or True
+    caplog.set_level(logging.INFO, logger="cdc_run")
+    assert cycle_runner._build(runner.Cycle(1, messages=5), started=0.0)
+    assert invoked == builds
+    assert ("visible in cdc_current" in caplog.text) == (len(builds) == 2)
+
+
+def test_a_failed_first_step_ends_the_build() -> None:
+    """Step 2 would build cdc_load_batches, the watermark, over batches cdc_history did not take."""
+    cycle_runner = runner.Runner.__new__(runner.Runner)
+    cycle_runner.dbt_arguments = []
+    invoked = []
+    cycle_runner._dbt_build = lambda *selection: invoked.append(selection) and False
+    assert not cycle_runner._build(runner.Cycle(1), started=0.0)
+    assert invoked == [("--select", "+cdc_current", "--indirect-selection", "empty")]
