@@ -154,7 +154,9 @@ def where_killed(output: str) -> str:
     """Which step a killed runner was in, from its last lines."""
     lines = [line for line in output.splitlines() if line.strip()]
     for line in reversed(lines):
-        if any(sign in line for sign in ("Running with dbt", "START sql", "START test", "OK created", "PASS ")):
+        # (the runner logs "visible in cdc_current" between its two build steps)
+        building = ("Running with dbt", "START sql", "START test", "OK created", "PASS ", "visible in cdc_current")
+        if any(sign in line for sign in building):
             return "building"
         if "cdc_load" in line:
             return "landing"
