@@ -153,9 +153,9 @@ def main(argv: list[str] | None = None) -> int:
 def where_killed(output: str) -> str:
     """Which step a killed runner was in, from its last lines."""
     lines = [line for line in output.splitlines() if line.strip()]
+    # (the runner logs "visible in cdc_current" between its two build steps)
+    building = ("Running with dbt", "START sql", "START test", "OK created", "PASS ", "visible in cdc_current")
     for line in reversed(lines):
-        # (the runner logs "visible in cdc_current" between its two build steps)
-        building = ("Running with dbt", "START sql", "START test", "OK created", "PASS ", "visible in cdc_current")
         if any(sign in line for sign in building):
             return "building"
         if "cdc_load" in line:
