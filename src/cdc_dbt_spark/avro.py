@@ -38,8 +38,12 @@ AVRO_MAGIC = b"Obj\x01"
 
 
 class AvroSchemaError(Exception):
-    """A schema file named in var cdc_formats is missing or unreadable: a setting to fix, not
-    a message to quarantine. Its text is one line that names the var to set."""
+    """A format's settings in var cdc_formats the loader cannot use (a schema file missing or
+    unreadable, an unknown carrier): a setting to fix, not a message to quarantine. Its text is
+    one line that names the var to set."""
+
+
+CARRIERS = ("json", "avro")  # how a format's messages are carried: JSON text, or Avro datums
 
 
 def resolve_setting_path(value: str) -> Path:
@@ -70,11 +74,17 @@ def load_schema(value: str, setting: str = "avro_schema") -> Any:
 
 
 def check_schemas(source_format: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """Read every schema file a format's settings name, so that a wrong path stops a load
-    before it starts, with the var to set (rather than every message failing alike). The
-    settings with the file each path names (`avro_schema_files`, absolute): Spark's tasks read them
-    in folders of their own, and say in their reasons the paths as the settings write them."""
+    """Check a format's carrier and read every schema file its settings name, so that a wrong
+    setting stops a load before it starts, with the var to set (rather than every message
+    failing alike). The settings with the file each path names (`avro_schema_files`, absolute):
+    Spark's tasks read them in folders of their own, and say in their reasons the paths as the
+    settings write them."""
     var = f"cdc_formats.{source_format}"
+    if settings.get("carrier") not in CARRIERS:
+        raise AvroSchemaError(
+            f"{var}.carrier: unknown carrier {settings.get('carrier')!r} (one of {', '.join(CARRIERS)}); "
+            "set it in dbt_project.yml or --vars"
+        )
     if not settings.get("avro_schema"):
         return settings
     load_schema(settings["avro_schema"], f"{var}.avro_schema")

@@ -15,8 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("cdc_load")
@@ -26,6 +29,10 @@ CLIENT_PREFIX = "kafka."
 OWN_SETTINGS = ("kafka.bootstrap.servers",)
 BROKER_TIMEOUT_SECONDS = 60
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")  # what Kafka accepts as a topic name
+# Client settings from the environment: CDC_KAFKA_SASL_JAAS_CONFIG is kafka.sasl.jaas.config (the
+# naming of Kafka's own container images), so that secrets stay out of argv (`ps`, shell history)
+ENV_PREFIX = "CDC_KAFKA_"
+_PROPERTY = re.compile(r"^(?P<name>[^=:\s]+)\s*[=:]\s*(?P<value>.*)$")  # a properties file's NAME=VALUE
 
 
 class KafkaSourceError(Exception):
@@ -57,17 +64,26 @@ def parse_topics(text: str) -> tuple[str, ...]:
 
 
 def add_client_arguments(parser: argparse.ArgumentParser) -> None:
-    """--bootstrap-servers and --kafka-setting, as cdc-load and cdc-run take them."""
+    """--bootstrap-servers, the Kafka client settings and --skip-removed-offsets, as cdc-load and
+    cdc-run take them."""
     parser.add_argument(
         "--bootstrap-servers", metavar="HOST:PORT[,HOST:PORT...]", help="the Kafka brokers to ask first"
+    )
+    parser.add_argument(
+        "--kafka-properties",
+        metavar="FILE",
+        help="a Kafka client properties file (NAME=VALUE lines, as Kafka's own tools take them, e.g. "
+        "security.protocol=SASL_SSL, sasl.jaas.config=...): the place for secrets, out of the command line. "
+        f"Settings also come from the environment ({ENV_PREFIX}SASL_JAAS_CONFIG is sasl.jaas.config) and "
+        "--kafka-setting, each over the one before",
     )
     parser.add_argument(
         "--kafka-setting",
         action="append",
         default=[],
         metavar="kafka.NAME=VALUE",
-        help="a Kafka client setting, as Spark's Kafka source takes it (e.g. kafka.security.protocol=SASL_SSL, "
-        "kafka.sasl.jaas.config=...); repeat for several",
+        help="a Kafka client setting, as Spark's Kafka source takes it (e.g. kafka.security.protocol=SASL_SSL); "
+        "repeat for several. Not for secrets: a command line is seen by `ps` and kept in shell history",
     )
     parser.add_argument(
         "--skip-removed-offsets",
@@ -77,10 +93,52 @@ def add_client_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def kafka_source(topics: str, args: argparse.Namespace) -> KafkaSource:
-    """The source of `topics` (TOPIC[,TOPIC...]) on the brokers and settings `args` give; ValueError if wrong."""
-    settings = dict(parse_client_setting(text) for text in args.kafka_setting)
-    return KafkaSource(parse_topics(topics), args.bootstrap_servers or "", settings, args.skip_removed_offsets)
+def kafka_source(topics: str, args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> KafkaSource:
+    """The source of `topics` (TOPIC[,TOPIC...]) on the brokers and settings `args` and the
+    environment give (client_settings); ValueError if wrong."""
+    settings = client_settings(args, os.environ if environ is None else environ)
+    servers = settings.pop(OWN_SETTINGS[0], "")
+    return KafkaSource(parse_topics(topics), args.bootstrap_servers or servers, settings, args.skip_removed_offsets)
+
+
+def client_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
+    """The Kafka client settings, `kafka.`-prefixed, each source over the one before: the
+    --kafka-properties file, the environment's CDC_KAFKA_* variables, --kafka-setting. The
+    brokers (bootstrap.servers) may come from the first two; --bootstrap-servers is over both."""
+    settings = read_properties(Path(args.kafka_properties)) if args.kafka_properties else {}
+    for name, value in sorted(environ.items()):
+        if name.startswith(ENV_PREFIX) and len(name) > len(ENV_PREFIX):
+            settings[CLIENT_PREFIX + name[len(ENV_PREFIX) :].lower().replace("_", ".")] = value
+    for text in args.kafka_setting:
+        key, value = parse_client_setting(text)
+        settings[key] = value
+    return settings
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Kafka client properties file (Java's format: NAME=VALUE or NAME: VALUE, # and ! comments,
+    a line ending in a backslash continued on the next), its names `kafka.`-prefixed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--kafka-properties: cannot read {path}: {exc.strerror or exc}") from None
+    settings: dict[str, str] = {}
+    pending = ""
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = pending + raw.strip()
+        if line.endswith("\\"):
+            pending = line[:-1]
+            continue
+        pending = ""
+        if not line or line.startswith(("#", "!")):
+            continue
+        match = _PROPERTY.match(line)
+        if not match:
+            # the line itself is not repeated: it may hold a secret
+            raise ValueError(f"--kafka-properties: {path}, line {number}: expected NAME=VALUE")
+        name, value = match.group("name"), match.group("value")
+        settings[name if name.startswith(CLIENT_PREFIX) else CLIENT_PREFIX + name] = value
+    return settings
 
 
 def parse_client_setting(text: str) -> tuple[str, str]:
@@ -112,7 +170,12 @@ def partition_ranges(spark: Any, source: KafkaSource, landed: dict[tuple[str, in
     topic and partition, where the broker no longer has the next offset to land (retention or
     compaction removed it before it was landed) or holds fewer records than were landed (the
     topic was re-created)."""
-    starts, ends, partitions = _broker_offsets(spark, source)
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        starts, ends, partitions = _broker_offsets(spark, source)
+    except Py4JJavaError as exc:  # brokers out of reach, or refusing the client's settings (SASL, SSL)
+        raise KafkaSourceError(f"Kafka brokers {source.bootstrap_servers}: {java_reason(exc)}") from None
     ranges = []
     for topic, partition in partitions:
         earliest, end = starts[topic, partition], ends[topic, partition]
@@ -194,6 +257,16 @@ def _broker_offsets(
         return by_partition(earliest), by_partition(ends), partitions
     finally:
         consumer.close()
+
+
+def java_reason(exc: Any) -> str:
+    """A Java exception and its causes on one line (the client wraps the reason, e.g. "Failed to
+    construct kafka consumer" around the setting it refused)."""
+    reasons, cause = [], exc.java_exception
+    while cause is not None and len(reasons) < 5:
+        reasons.append(" ".join(str(cause.toString()).split()))
+        cause = cause.getCause()
+    return ": ".join(reasons)
 
 
 def offsets_json(ranges: list[PartitionRange], end: bool) -> str:

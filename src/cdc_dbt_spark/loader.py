@@ -463,10 +463,8 @@ def land(
     """Lands the messages of `paths` (files or folders); counts of files, files skipped (landed
     before), files that could not be read, messages and batches. `cli_vars`: vars over the
     project's, as dbt's --vars (the format's settings and the profile read them)."""
-    settings = project_formats(cli_vars)[source_format]
-    if settings["carrier"] not in ("json", "avro"):
-        raise ValueError(f"unknown carrier {settings['carrier']!r} in dbt_project.yml")
-    settings = check_schemas(source_format, settings)  # a wrong schema path: one line, before Spark starts
+    # a wrong carrier or schema path: one line, before Spark starts
+    settings = check_schemas(source_format, project_formats(cli_vars)[source_format])
     files = [str(path) for path in iter_files(paths)]
     stats = {"files": 0, "files_skipped": 0, "files_unreadable": 0, "messages": 0, "batches": 0}
     connection = connect(target, cli_vars)
@@ -598,32 +596,26 @@ def configure_logging(quiet: bool) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    # the project and --vars first: they declare the formats that --format accepts
-    vars_parser = argparse.ArgumentParser(add_help=False)
-    vars_parser.add_argument("--vars", default=None)
-    vars_parser.add_argument("--quiet", action="store_true")
-    add_project_arguments(vars_parser)
-    early, _ = vars_parser.parse_known_args(argv)
-    # logging before the settings: resolving them imports dbt, which configures the root logger
-    # (at WARNING) when nothing has
-    configure_logging(early.quiet)
-    try:
-        use_project(early.project_dir, early.profiles_dir)
-        cli_vars = parse_vars(early.vars)
-        formats = project_formats(cli_vars)
-    except SettingsError as exc:
-        print(f"{Path(sys.argv[0]).name}: error: {exc}", file=sys.stderr)
-        return 2
+def build_parser(formats: list[str] | None) -> argparse.ArgumentParser:
+    """cdc-load's arguments; `formats`: the --format names the project declares (None outside a
+    project: --help still works, and says where the formats come from)."""
     parser = argparse.ArgumentParser(
+        prog="cdc-load",
         description="Land CDC messages, untouched, in the raw_cdc_messages table, as a Spark job on the "
         "target's Spark. A file may hold JSON lines, a JSON array or concatenated JSON (Avro formats: an "
         "Avro container, or base64 datums one per line), gzip-compressed or not.",
         epilog="Files already landed (same content, same format) are skipped. A file that cannot be read is "
         "named and the others still land (exit code 2). Formats are declared in dbt_project.yml (var "
-        "cdc_formats).",
+        "cdc_formats). Exit codes: 0 landed (or nothing new), 2 bad arguments or settings, unreadable input, "
+        "or a topic that cannot be continued.",
     )
-    parser.add_argument("--format", required=True, choices=sorted(formats), help="the message format of every PATH")
+    parser.add_argument(
+        "--format",
+        required=True,
+        choices=formats,
+        help="the message format of every PATH"
+        + ("" if formats else ": one the project declares in dbt_project.yml (var cdc_formats)"),
+    )
     parser.add_argument(
         "--target",
         default=None,
@@ -631,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--max-batch-messages",
-        type=int,
+        type=_positive_int,
         default=5_000_000,
         help="start a new landing batch, at a file boundary, once a batch holds this many messages as "
         "counted from the files' lines (Avro containers: records); Kafka: records (default 5,000,000)",
@@ -650,32 +642,69 @@ def main(argv: list[str] | None = None) -> int:
     add_client_arguments(kafka)
     add_project_arguments(parser)
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to land")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    number = int(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"takes a whole number above 0, not {text}")
+    return number
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # the project and --vars first: they declare the formats that --format accepts
+    vars_parser = argparse.ArgumentParser(add_help=False)
+    vars_parser.add_argument("--vars", default=None)
+    vars_parser.add_argument("--quiet", action="store_true")
+    add_project_arguments(vars_parser)
+    early, _ = vars_parser.parse_known_args(argv)
+    # logging before the settings: resolving them imports dbt, which configures the root logger
+    # (at WARNING) when nothing has
+    configure_logging(early.quiet)
+    try:
+        use_project(early.project_dir, early.profiles_dir)
+        cli_vars = parse_vars(early.vars)
+        formats = project_formats(cli_vars)
+    except SettingsError as exc:
+        if {"-h", "--help"} & set(argv):  # the help needs no project
+            build_parser(None).parse_args(argv)
+        print(f"cdc-load: error: {exc}", file=sys.stderr)
+        return 2
+    parser = build_parser(sorted(formats))
     args = parser.parse_args(argv)
     if bool(args.paths) == bool(args.kafka_topic):
         parser.error(
             "give PATHs to land files, or --kafka-topic (with --bootstrap-servers) to land topics: one of the two"
         )
-    if args.kafka_topic:
-        try:
-            source = kafka_source(args.kafka_topic, args)
-        except ValueError as exc:
-            parser.error(str(exc))
-        try:
+    try:
+        if args.kafka_topic:
+            try:
+                source = kafka_source(args.kafka_topic, args)
+            except ValueError as exc:
+                parser.error(str(exc))
             stats = land_topics(args.format, source, args.target, cli_vars, args.max_batch_messages)
-        except (KafkaSourceError, AvroSchemaError) as exc:
-            log.error("%s", exc)
-            return 2
+        else:
+            stats = land(args.format, args.paths, args.target, args.max_batch_messages, cli_vars)
+    except (
+        SettingsError,
+        KafkaSourceError,
+        AvroSchemaError,
+        FileNotFoundError,
+        PermissionError,
+        IsADirectoryError,
+    ) as exc:
+        # what a user can get wrong (a target, a setting, a path, a topic): one line, no traceback
+        log.error("%s", exc)
+        return 2
+    if args.kafka_topic:
         log.info(
             "done: %(messages)d messages from %(records)d records of %(partitions)d partitions in %(batches)d "
             "batches (%(tombstones)d tombstones, records without a value, not landed)",
             stats,
         )
         return 0
-    try:
-        stats = land(args.format, args.paths, args.target, args.max_batch_messages, cli_vars)
-    except (FileNotFoundError, PermissionError, IsADirectoryError, AvroSchemaError) as exc:
-        log.error("%s", exc)
-        return 2
     log.info(
         "done: %(messages)d messages from %(files)d files in %(batches)d batches "
         "(%(files_skipped)d files already landed, %(files_unreadable)d unreadable)",
