@@ -1,7 +1,7 @@
 # Two commands on a fresh machine (Python 3.11 and Java 17):
 #   make demo   set up, land sample messages of every format, dbt build, print a summary
 #   make test   set up, then the whole test suite (ruff, sqlfluff, pytest with dbt builds)
-# and a Spark cluster on this machine for target `cluster` (README, "On your cluster"):
+# and a Spark cluster on this machine for target `cluster` (docs/targets.md):
 #   make cluster / make cluster-stop
 VENV := .venv
 PYTHON := $(VENV)/bin/python
@@ -13,14 +13,16 @@ setup: $(VENV)/.installed $(VENV)/.spark-jars $(VENV)/spark-classes.jsa
 # The docs-site test drives headless Chromium (Debian's package).
 browser:
 	@command -v chromium >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  if [ "$$(id -u)" = 0 ]; then echo "make: installing Debian's chromium (apt-get): the docs-site test opens the site in headless Chromium"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "the docs test needs Debian's chromium: sudo apt-get install chromium"; exit 1; fi; }
 
 # The cluster's metastore database and its JDBC driver (Debian's packages).
 CLUSTER_PACKAGES := postgresql libpostgresql-jdbc-java
 cluster-packages:
 	@{ ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && [ -f /usr/share/java/postgresql.jar ]; } || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CLUSTER_PACKAGES); \
+	  if [ "$$(id -u)" = 0 ]; then echo "make: installing Debian's $(CLUSTER_PACKAGES) (apt-get): target cluster's metastore database and its JDBC driver"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CLUSTER_PACKAGES); \
 	  else echo "target cluster needs Debian's $(CLUSTER_PACKAGES): sudo apt-get install $(CLUSTER_PACKAGES)"; exit 1; fi; }
 
 cluster: setup cluster-packages
