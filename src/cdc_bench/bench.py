@@ -53,6 +53,7 @@ from typing import Any
 
 from cdc_bench.data import EVOLVING_TABLE, generate, schema_folders
 from cdc_bench.hand_written import ONE_PASS
+from cdc_bench.report import publish
 from cdc_bench.steps import (
     BUILD,
     SMALL_LIMIT_S,
@@ -329,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     report_path.write_text(json.dumps(report, indent=2))
     print(f"\nreport: {report_path}")
+    publish(report)  # docs/benchmarks: the results with machine, versions and commit, and the chart
     return 0
 
 

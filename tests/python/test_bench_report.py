@@ -1,0 +1,53 @@
+"""The benchmark's results file and chart (cdc_bench.report), without running the bench."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from cdc_bench.report import main, publish
+
+REPORT = {
+    "target": "local",
+    "format": "dataworks_json",
+    "events": 1000,
+    "keys": 100,
+    "steps": [
+        {"name": "floor", "seconds": 2.0, "parts": {}},
+        {"name": "hand_written", "seconds": 5.0, "parts": {}},
+        {"name": "full", "seconds": 40.0, "parts": {"load_s": 10.0, "build_s": 30.0}},
+        {"name": "anchor", "seconds": 0.0, "note": "not available", "parts": {}},
+        {"name": "increments", "seconds": 63.0, "parts": {"seconds_each": [30.0, 21.0, 12.0]}},
+    ],
+    "ratios": {"full/floor": 20.0},
+}
+
+
+def test_results_keep_machine_versions_commit_and_older_results(tmp_path: Path) -> None:
+    first, _ = publish(REPORT, folder=tmp_path)
+    assert first == tmp_path / "local-dataworks_json-1000.json"
+    results = json.loads(first.read_text())
+    assert results["steps"] == REPORT["steps"]
+    assert results["machine"]["cores"] >= 1
+    assert results["versions"]["pyspark"].startswith("4.")
+    assert len(results["commit"]["sha"]) == 40
+    # a second result of the same name: the first stays, numbered
+    publish({**REPORT, "ratios": {"full/floor": 19.0}}, folder=tmp_path)
+    assert json.loads((tmp_path / "local-dataworks_json-1000.1.json").read_text())["ratios"] == {"full/floor": 20.0}
+    assert json.loads(first.read_text())["ratios"] == {"full/floor": 19.0}
+
+
+def test_the_chart_draws_each_step_and_each_warm_cycle(tmp_path: Path) -> None:
+    _, chart = publish(REPORT, name="chart", folder=tmp_path)
+    root = ET.fromstring(chart.read_text())  # well-formed SVG
+    texts = [element.text or "" for element in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"floor", "hand_written", "full"} <= set(texts)
+    assert "anchor" not in texts and "increments" not in texts  # nothing measured; drawn per cycle
+    assert any(text.startswith("40.0 s, 20.0x floor, 8.0x hand-written (load 10.0)") for text in texts)
+    assert any("median 21.0 s" in text for text in texts)
+    # redrawn from the JSON alone, the same picture
+    svg_before = chart.read_text()
+    chart.unlink()
+    assert main([str(tmp_path / "chart.json")]) == 0
+    assert chart.read_text() == svg_before
