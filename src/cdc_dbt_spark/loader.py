@@ -613,8 +613,9 @@ def build_parser(formats: list[str] | None) -> argparse.ArgumentParser:
         "--format",
         required=True,
         choices=formats,
-        help="the message format of every PATH"
-        + ("" if formats else ": one the project declares in dbt_project.yml (var cdc_formats)"),
+        metavar="FORMAT",
+        help="the message format of every PATH: "
+        + (", ".join(formats) if formats else "one the project declares in dbt_project.yml (var cdc_formats)"),
     )
     parser.add_argument(
         "--target",
@@ -697,6 +698,11 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         # what a user can get wrong (a target, a setting, a path, a topic): one line, no traceback
         log.error("%s", exc)
+        return 2
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):  # argparse's errors, printed already
+            raise
+        log.error("%s", exc.code)  # a target's service out of reach, a setting it lacks: one line
         return 2
     if args.kafka_topic:
         log.info(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,13 @@ def test_a_bad_properties_line_is_named_without_repeating_it(tmp_path: Path) -> 
     with pytest.raises(ValueError, match=r"client\.properties, line 2: expected NAME=VALUE$") as raised:
         read_properties(properties)
     assert "my-secret" not in str(raised.value)
+
+
+def test_a_target_whose_server_is_out_of_reach_is_named(monkeypatch, capsys, caplog) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("CDC_THRIFT_PORT", str(port))
+    code, said = _load(["--format", "dataworks_json", "--target", "thrift", SAMPLES], capsys, caplog)
+    assert code == 2
+    assert f"the Spark Thrift Server of target thrift at 127.0.0.1:{port} is unreachable" in said
