@@ -188,6 +188,8 @@ def test_docs_site_in_headless_chromium(demo_run: DemoRun, tmp_path: Path) -> No
         ).stdout
         for model in ("cdc_history", "cdc_current", "cdc_events", typed[0].split(".")[-1]):
             assert model in dom, f"{model} not listed on the docs site"
+        # the site opens on the project's overview (models/_overview__docs.md), not dbt's welcome page
+        assert "Where to start" in dom and "Welcome to the auto-generated documentation" not in dom
         ARTIFACTS.mkdir(exist_ok=True)
         screenshot = ARTIFACTS / "docs-lineage.png"
         screenshot.unlink(missing_ok=True)
