@@ -1,7 +1,7 @@
 {#
     The Delta tables of this project that exist in the target's schema, as relations: every
-    table or incremental model and, with include_landing, the landing table (the loader's) and
-    the seeds. Views (cdc_current, the typed tables) are left out: they hold no data.
+    table or incremental model and, with include_landing, the loader's tables (the landing table
+    and its Kafka ledger raw_kafka_offsets) and the seeds. Views (cdc_current, the typed tables) are left out: they hold no data.
 #}
 {% macro cdc_project_tables(include_landing=false) %}
     {% if include_landing is not boolean %}
@@ -18,11 +18,12 @@
         {% endif %}
     {% endfor %}
     {% if include_landing %}
-        {% set landing = source('cdc_landing', 'raw_cdc_messages') %}
-        {% set relation = adapter.get_relation(database=landing.database, schema=landing.schema, identifier=landing.identifier) %}
-        {% if relation is not none %}
-            {% do relations.append(relation) %}
-        {% endif %}
+        {% for landing in [source('cdc_landing', 'raw_cdc_messages'), source('cdc_landing', 'raw_kafka_offsets')] %}
+            {% set relation = adapter.get_relation(database=landing.database, schema=landing.schema, identifier=landing.identifier) %}
+            {% if relation is not none %}
+                {% do relations.append(relation) %}
+            {% endif %}
+        {% endfor %}
     {% endif %}
     {{ return(relations | sort(attribute='identifier')) }}
 {% endmacro %}

@@ -7,7 +7,9 @@ consumer in the driver's JVM (Spark's Kafka source brings its client), so the Sp
 exact range (`assign`, `startingOffsets`, `endingOffsets`): records produced while the load runs
 are the next load's. The offsets landed are the resume point, written in each landing batch's one
 Delta commit (`split_ranges`): a load killed before a commit leaves none of that batch's offsets
-behind, and the next load takes the rest of the range again.
+behind, and the next load takes the rest of the range again. Offsets read but not landed (a
+tombstone or transaction marker at a partition's end, records the broker removed) are kept in a
+ledger beside the landing table (`kafka_gaps`), so that they are read once.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class KafkaSource:
     bootstrap_servers: str
     # `kafka.`-prefixed client settings (SASL, SSL...), as Spark's Kafka source takes them
     settings: dict[str, str] = field(default_factory=dict)
-    # where the broker removed offsets not landed yet: go on from its earliest (logged) instead of failing
+    # where the broker removed offsets not landed yet: land the rest and record them instead of failing
     skip_removed: bool = False
 
     def __post_init__(self) -> None:
@@ -88,8 +90,9 @@ def add_client_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--skip-removed-offsets",
         action="store_true",
-        help="where the broker removed records (retention) before they were landed, go on from the earliest it "
-        "holds, logging what was skipped (by default the load fails, naming topic, partition and offsets)",
+        help="where the broker removed records before they were landed (retention; the log cleaner of a "
+        "compacted topic), land the rest and record the offsets missing in raw_kafka_offsets (model "
+        "cdc_kafka_gaps); by default the load fails, naming topic, partition and offsets",
     )
 
 
@@ -163,44 +166,52 @@ class PartitionRange:
     def records(self) -> int:
         return self.end - self.start
 
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.topic, self.partition
 
-def partition_ranges(spark: Any, source: KafkaSource, landed: dict[tuple[str, int], int]) -> list[PartitionRange]:
-    """Per partition of the source's topics, the offsets a load takes: after the last landed
-    (`landed`: (topic, partition) -> last offset landed) to the partition's end. Fails, naming
-    topic and partition, where the broker no longer has the next offset to land (retention or
-    compaction removed it before it was landed) or holds fewer records than were landed (the
-    topic was re-created)."""
+
+def partition_ranges(
+    spark: Any, source: KafkaSource, resume: dict[tuple[str, int], int]
+) -> tuple[list[PartitionRange], dict[tuple[str, int], tuple[int, int]]]:
+    """Per partition of the source's topics, the offsets a load takes: from where the landing
+    goes on (`resume`: (topic, partition) -> the next offset to land, kafka_gaps.OffsetLedger) to
+    the partition's end; and the offsets skipped per partition (first, last), where retention
+    removed them before they were landed and --skip-removed-offsets accepts it. Fails, naming
+    topic and partition, where the broker no longer has the next offset to land (retention
+    removed it before it was landed) or holds fewer records than were read (the topic was
+    re-created). Records the log cleaner removed inside a range: kafka_gaps."""
     from py4j.protocol import Py4JJavaError
 
     try:
-        starts, ends, partitions = _broker_offsets(spark, source)
+        starts, ends, partitions = broker_offsets(spark, source)
     except Py4JJavaError as exc:  # brokers out of reach, or refusing the client's settings (SASL, SSL)
         raise KafkaSourceError(f"Kafka brokers {source.bootstrap_servers}: {java_reason(exc)}") from None
-    ranges = []
+    ranges, skipped = [], {}
     for topic, partition in partitions:
         earliest, end = starts[topic, partition], ends[topic, partition]
-        last = landed.get((topic, partition))
-        start = earliest if last is None else last + 1
+        start = resume.get((topic, partition), earliest)
         if start < earliest:
             lost = (
                 f"topic {topic} partition {partition}: the broker starts at offset {earliest}, but the landing "
-                f"holds offsets up to {last} only: offsets {start} to {earliest - 1} were removed (retention) "
-                "before they were landed"
+                f"has read offsets up to {start - 1} only: offsets {start} to {earliest - 1} were removed "
+                "(retention) before they were landed"
             )
             if not source.skip_removed:
                 raise KafkaSourceError(
                     f"{lost}. Land their messages from elsewhere (an export of the topic) if you have them, "
-                    "then go on with --skip-removed-offsets"
+                    "then go on with --skip-removed-offsets, which records the offsets skipped (model cdc_kafka_gaps)"
                 )
-            log.warning("%s: skipped (--skip-removed-offsets)", lost)
+            log.warning("%s: skipped and recorded (--skip-removed-offsets)", lost)
+            skipped[topic, partition] = (start, earliest - 1)
             start = earliest
         if start > end:
             raise KafkaSourceError(
-                f"topic {topic} partition {partition}: the landing holds offsets up to {last}, beyond the "
-                f"partition's end ({end}): was the topic deleted and created again?"
+                f"topic {topic} partition {partition}: the landing has read offsets up to {start - 1}, beyond "
+                f"the partition's end ({end}): was the topic deleted and created again?"
             )
         ranges.append(PartitionRange(topic, partition, start, end))
-    return ranges
+    return ranges, skipped
 
 
 def split_ranges(ranges: list[PartitionRange], max_records: int) -> list[list[PartitionRange]]:
@@ -221,14 +232,20 @@ def split_ranges(ranges: list[PartitionRange], max_records: int) -> list[list[Pa
     return [batch for batch in batches if batch]
 
 
-def _broker_offsets(
+def client_properties(jvm: Any, source: KafkaSource) -> Any:
+    """The source's client settings as the Java clients take them (java.util.Properties)."""
+    properties = jvm.java.util.Properties()
+    for key, value in source.spark_options().items():
+        properties.setProperty(key[len(CLIENT_PREFIX) :], value)
+    return properties
+
+
+def broker_offsets(
     spark: Any, source: KafkaSource
 ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int], list[tuple[str, int]]]:
     """Each partition's earliest and end offsets, from a consumer in the driver's JVM."""
     jvm = spark.sparkContext._jvm
-    properties = jvm.java.util.Properties()
-    for key, value in source.spark_options().items():
-        properties.setProperty(key[len(CLIENT_PREFIX) :], value)
+    properties = client_properties(jvm, source)
     deserializer = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
     properties.setProperty("key.deserializer", deserializer)
     properties.setProperty("value.deserializer", deserializer)

@@ -55,12 +55,11 @@ from cdc_dbt_spark.kafka import (
     KafkaSourceError,
     PartitionRange,
     add_client_arguments,
-    assign_json,
     kafka_source,
-    offsets_json,
     partition_ranges,
     split_ranges,
 )
+from cdc_dbt_spark.kafka_gaps import BatchOffsets, OffsetLedger, compacted_topics
 from cdc_dbt_spark.locks import LandingLock
 from cdc_dbt_spark.settings import (
     SettingsError,
@@ -508,8 +507,13 @@ def land_topics(
         spark = connection.files_spark()
         landing = Landing(connection, spark)
         with LandingLock(landing.files):
-            landed = landing.landed_offsets(source_format, source.topics)
-            ranges = [piece for piece in partition_ranges(spark, source, landed) if piece.records]
+            ledger = OffsetLedger(connection, spark)
+            resume = ledger.resume_offsets(
+                source_format, source.topics, landing.landed_offsets(source_format, source.topics)
+            )
+            ranges, skipped = partition_ranges(spark, source, resume)
+            ranges = [piece for piece in ranges if piece.records]
+            compacted = compacted_topics(spark, source, {piece.topic for piece in ranges})
             stats["partitions"] = len(ranges)
             batches = split_ranges(ranges, max_batch_messages)
             for number, batch in enumerate(batches, 1):
@@ -517,14 +521,22 @@ def land_topics(
                 records = sum(piece.records for piece in batch)
                 what = f"batch {number} of {len(batches)} ({records:,} records from {len(batch)} partitions)"
                 log.info("batch %d: landing %d records from %d partitions", batch_id, records, len(batch))
+                read = BatchOffsets(spark, source, batch, compacted, skipped)
+                read.check()
+                ledger.record_removed(batch_id, source_format, read)
                 messages, tombstones = _write_records(
-                    spark, source, batch, landing.location, batch_id, source_format, settings, what
+                    spark, read, landing.location, batch_id, source_format, settings, what
                 )
                 log.info("batch %d committed: %d messages from %d partitions", batch_id, messages, len(batch))
+                ledger.record_end(batch_id, source_format, read)
                 stats["records"] += records
                 stats["messages"] += messages
                 stats["tombstones"] += tombstones
                 stats["batches"] += 1
+            if skipped:  # partitions retention emptied: nothing to land, the offsets skipped to record
+                emptied = [PartitionRange(*key, last + 1, last + 1) for key, (_, last) in skipped.items()]
+                read = BatchOffsets(spark, source, emptied, set(), skipped)
+                ledger.record_removed(landing.next_batch_id(), source_format, read)
         return stats
     finally:
         connection.close()
@@ -532,34 +544,22 @@ def land_topics(
 
 def _write_records(
     spark: Any,
-    source: KafkaSource,
-    ranges: list[PartitionRange],
+    read: BatchOffsets,
     location: str,
     batch_id: int,
     source_format: str,
     settings: dict[str, Any],
     what: str,
 ) -> tuple[int, int]:
-    """Reads exactly `ranges` with Spark's Kafka source and appends each record with a value
-    as one message (batch `batch_id`, one commit); the counts of messages and of tombstones."""
+    """Appends each record of `read` (kafka_gaps.BatchOffsets: exactly its ranges, read with
+    Spark's Kafka source) with a value as one message (batch `batch_id`, one commit); the counts
+    of messages and of tombstones."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F  # noqa: N812
 
-    records = (
-        spark.read.format("kafka")
-        .options(**source.spark_options())
-        .option("assign", assign_json(ranges))
-        .option("startingOffsets", offsets_json(ranges, end=False))
-        .option("endingOffsets", offsets_json(ranges, end=True))
-        # offset ranges cut into several tasks a core (by default one task a partition): 3.7M
-        # messages in 4 partitions were read in 10.9 s by 4 tasks, 6.1 s by 8, 5.8 s by 16
-        .option("minPartitions", str(4 * spark.sparkContext.defaultParallelism))
-        .load()
-    )
-    tombstones = Observation("tombstones")
-    kept = records.observe(tombstones, F.count(F.when(F.col("value").isNull(), 1)).alias("tombstones")).where(
-        F.col("value").isNotNull()
-    )
+    observed = Observation("read")
+    tombstones = F.count(F.when(F.col("value").isNull(), 1)).alias("tombstones")
+    kept = read.records().observe(observed, tombstones, *read.metrics()).where(F.col("value").isNotNull())
     messages = None
     if settings["carrier"] == "json":
         # in Spark, not Python: decoding in Python made reading 3.7M messages 2x slower (11.4 s
@@ -584,8 +584,12 @@ def _write_records(
         F.col("partition").alias("kafka_partition"),
         F.col("offset").alias("kafka_offset"),
     )
-    count = _append(spark, rows, location, batch_id, source_format, Progress(spark, what, messages))
-    return count, int(tombstones.get["tombstones"])
+    try:
+        count = _append(spark, rows, location, batch_id, source_format, Progress(spark, what, messages))
+    finally:
+        read.release()
+    read.observed(observed.get)
+    return count, int(observed.get["tombstones"])
 
 
 def configure_logging(quiet: bool) -> None:

@@ -102,6 +102,9 @@ class KafkaBroker:
                     "transaction.state.log.min.isr=1",
                     "auto.create.topics.enable=false",
                     "group.initial.rebalance.delay.ms=0",
+                    # the log cleaner looks for compacted topics' work every 0.2 s, not 15 s: a test
+                    # waits for it to remove records (a topic sets its own segment.ms and dirty ratio)
+                    "log.cleaner.backoff.ms=200",
                 ]
             )
             + "\n"
@@ -153,13 +156,14 @@ class KafkaBroker:
                     raise
                 time.sleep(0.5)
 
-    def create_topic(self, topic: str, partitions: int) -> None:
+    def create_topic(self, topic: str, partitions: int, configs: dict[str, str] | None = None) -> None:
+        """`configs`: the topic's own settings (cleanup.policy=compact, segment.ms...)."""
         from kafka import KafkaAdminClient
         from kafka.admin import NewTopic
 
         admin = KafkaAdminClient(bootstrap_servers=self.bootstrap_servers)
         try:
-            admin.create_topics([NewTopic(topic, partitions, 1)])
+            admin.create_topics([NewTopic(topic, partitions, 1, topic_configs=configs or {})])
         finally:
             admin.close()
 
