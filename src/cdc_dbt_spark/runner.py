@@ -315,7 +315,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cdc-run: error: {exc}", file=sys.stderr)
         return 2
 
-    runner = Runner(sources, args.target, cli_vars, args.vars, args.max_batch_messages, dbt_arguments)
+    try:
+        # the target's connection: a target the profile lacks, or one it cannot render, is one line
+        runner = Runner(sources, args.target, cli_vars, args.vars, args.max_batch_messages, dbt_arguments)
+    except SettingsError as exc:
+        print(f"cdc-run: error: {exc}", file=sys.stderr)
+        return 2
     # after Spark started, which installs a SIGINT handler of its own (it cancels the running jobs);
     # the caller's handlers are put back on return
     handlers = {signum: signal.signal(signum, runner.stop) for signum in (signal.SIGTERM, signal.SIGINT)}

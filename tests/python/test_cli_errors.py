@@ -151,3 +151,13 @@ def test_a_target_whose_server_is_out_of_reach_is_named(monkeypatch, capsys, cap
     code, said = _load(["--format", "dataworks_json", "--target", "thrift", SAMPLES], capsys, caplog)
     assert code == 2
     assert f"the Spark Thrift Server of target thrift at 127.0.0.1:{port} is unreachable" in said
+
+
+def test_cdc_run_with_a_target_the_profile_lacks_is_one_line_and_exit_2(capsys) -> None:
+    from cdc_dbt_spark import runner
+
+    code = runner.main(["--source", f"dataworks_json={SAMPLES}", "--target", "nowhere", "--once"])
+    said = capsys.readouterr().err
+    assert code == 2
+    assert said.startswith("cdc-run: error: ") and "profiles.yml, profile 'cdc'" in said
+    assert "Traceback" not in said
