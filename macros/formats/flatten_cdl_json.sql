@@ -63,23 +63,10 @@ fields as (
             ),
             property -> property.name = 'lsn'
         )[0].value as lsn,
-        map_from_entries(transform(
-            coalesce(
-                filter(schema_fields, schema_field -> schema_field.field = 'data')[0].fields,
-                filter(schema_fields, schema_field -> schema_field.field = 'before')[0].fields
-            ),
-            column_field -> struct(
-                column_field.field,
-                concat(
-                    coalesce(column_field.name, column_field.type),
-                    if(
-                        column_field.parameters['scale'] is not null,
-                        concat('(scale=', column_field.parameters['scale'], ')'),
-                        ''
-                    )
-                )
-            )
-        )) as column_types
+        {{ cdc_kafka_connect_column_types("coalesce(
+            filter(schema_fields, schema_field -> schema_field.field = 'data')[0].fields,
+            filter(schema_fields, schema_field -> schema_field.field = 'before')[0].fields
+        )", 'cdl_json') }} as column_types
     from envelope
 ),
 

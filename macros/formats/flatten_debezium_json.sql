@@ -91,25 +91,11 @@ classified as (
             when schema_change_ddl is not null then {{ cdc_string_literal(ops['schema_change']) }}
             when source_block is null and try_variant_get(payload, '$.ts_ms') is not null then {{ cdc_string_literal(ops['heartbeat']) }}
         end as vendor_op,
-        -- column -> Kafka Connect type: the logical name when there is one, else the type;
-        -- a Decimal carries its scale as a parameter of the type name
-        map_from_entries(transform(
-            coalesce(
-                filter(schema_fields, schema_field -> schema_field.field = 'after')[0].fields,
-                filter(schema_fields, schema_field -> schema_field.field = 'before')[0].fields
-            ),
-            column_field -> struct(
-                column_field.field,
-                concat(
-                    coalesce(column_field.name, column_field.type),
-                    if(
-                        column_field.parameters['scale'] is not null,
-                        concat('(scale=', column_field.parameters['scale'], ')'),
-                        ''
-                    )
-                )
-            )
-        )) as column_types,
+        -- column -> its declared Kafka Connect type (a Decimal with its scale and precision)
+        {{ cdc_kafka_connect_column_types("coalesce(
+            filter(schema_fields, schema_field -> schema_field.field = 'after')[0].fields,
+            filter(schema_fields, schema_field -> schema_field.field = 'before')[0].fields
+        )", 'debezium_json') }} as column_types,
         case
             when connector = 'postgresql' then array({{ cdc_sortable_number('source_lsn', 20) }})
             when connector = 'mysql' then array(

@@ -3,7 +3,8 @@
     (var cdc_formats, `declared_types`, matched by the name before any '(' or space, in any case);
     none when the format lists no such type (the type of the values then applies). `decimal`
     takes the declaration's precision and scale (`decimal(10,2)`, Kafka Connect's
-    `...Decimal(scale=2)` as precision 38); more than 38 digits is none. A MySQL `unsigned`
+    `...Decimal(scale=2,connect.decimal.precision=5)`, precision 38 where a Decimal gives none,
+    decimal(38,18) without either); more than 38 digits is none. A MySQL `unsigned`
     integer takes the next wider type, which holds its whole range.
 #}
 {% macro cdc_declared_type(source_format, declared_type) %}
@@ -24,10 +25,11 @@
     {%- endfor -%}
     {%- set spark_type = spark_types.get(re.split('[( ]', declared)[0]) -%}
     {%- if spark_type == 'decimal' -%}
-        {%- set scale_only = re.search('scale=([0-9]+)', declared) -%}
+        {%- set kafka_scale = re.search('scale=([0-9]+)', declared) -%}
+        {%- set kafka_precision = re.search('connect[.]decimal[.]precision=([0-9]+)', declared) -%}
         {%- set precision_scale = re.search('[(] *([0-9]+) *(, *([0-9]+) *)?[)]', declared) -%}
-        {%- if scale_only -%}
-            {%- set digits = [38, scale_only.group(1) | int] -%}
+        {%- if kafka_scale -%}
+            {%- set digits = [(kafka_precision.group(1) if kafka_precision else 38) | int, kafka_scale.group(1) | int] -%}
         {%- elif precision_scale -%}
             {%- set digits = [precision_scale.group(1) | int, (precision_scale.group(3) or 0) | int] -%}
         {%- else -%}

@@ -3,6 +3,8 @@
     the type its envelope declares. `column_types` is a SQL map of column name -> vendor
     type name; which vendor type gets which conversion is data: var cdc_formats,
     `value_types`. Conversions: epoch_millis (13-digit ms -> timestamp), base64 (-> binary),
+    millis_of_day, micros_of_day, nanos_of_day (a time of day -> 'HH:mm:ss.fff', 'HH:mm:ss.ffffff',
+    'HH:mm:ss.fffffffff'), variable_scale_decimal (Debezium's {scale, value: base64} -> the number),
     double (number or numeric text -> double), number_text and decimal_text (numeric text ->
     the JSON number it spells, macro cdc_json_number), date_text ('yyyy-MM-dd' -> date),
     timestamp_ntz_text ('yyyy-MM-dd HH:mm:ss[.f]' -> timestamp without time zone),
@@ -52,8 +54,17 @@
         'dts_datetime': "case when try_variant_get(column_value, '$.year', 'int') is null then cast(format_string('%02d:%02d:%02d', try_variant_get(column_value, '$.hour', 'int'), try_variant_get(column_value, '$.minute', 'int'), try_variant_get(column_value, '$.second', 'int')) as variant) when try_variant_get(column_value, '$.hour', 'int') is null then cast(cast(try_make_timestamp_ntz(try_variant_get(column_value, '$.year', 'int'), try_variant_get(column_value, '$.month', 'int'), try_variant_get(column_value, '$.day', 'int'), 0, 0, 0) as date) as variant) else cast(try_make_timestamp_ntz(try_variant_get(column_value, '$.year', 'int'), try_variant_get(column_value, '$.month', 'int'), try_variant_get(column_value, '$.day', 'int'), try_variant_get(column_value, '$.hour', 'int'), try_variant_get(column_value, '$.minute', 'int'), try_variant_get(column_value, '$.second', 'int') + coalesce(try_variant_get(column_value, '$.millis', 'int'), 0) / 1000.0) as variant) end",
         'dts_text': "cast(try_variant_get(column_value, '$.value', 'string') as variant)",
         'dts_bytes': "cast(try_to_binary(try_variant_get(column_value, '$.value', 'string'), 'base64') as variant)",
+        'variable_scale_decimal': 'coalesce(' ~ cdc_decimal_from_base64("try_variant_get(column_value, '$.value', 'string')", "try_variant_get(column_value, '$.scale', 'int')") ~ ', ' ~ cdc_json_number('cast(column_value as string)') ~ ')',
         'dts_character': "case when lower(try_variant_get(column_value, '$.charset', 'string')) in ('utf8', 'utf8mb4', 'utf8mb3', 'utf-8', 'ascii', 'us-ascii', '') then cast(try_validate_utf8(cast(try_to_binary(try_variant_get(column_value, '$.value', 'string'), 'base64') as string)) as variant) when lower(try_variant_get(column_value, '$.charset', 'string')) in ('latin1', 'iso-8859-1') then cast(decode(try_to_binary(try_variant_get(column_value, '$.value', 'string'), 'base64'), 'ISO-8859-1') as variant) else try_variant_get(column_value, '$.value') end",
     } -%}
+    {#- a time of day as a count of units since midnight -> 'HH:mm:ss' and one digit per unit's decimal place -#}
+    {%- for conversion, digits in [('millis_of_day', 3), ('micros_of_day', 6), ('nanos_of_day', 9)] -%}
+        {%- set per_second = 10 ** digits -%}
+        {%- set units = "try_variant_get(column_value, '$', 'bigint')" -%}
+        {%- do conversions.update({conversion: "case when " ~ units ~ " >= 0 then cast(format_string('%02d:%02d:%02d.%0"
+            ~ digits ~ "d', " ~ units ~ " div " ~ 3600 * per_second ~ ", " ~ units ~ " div " ~ 60 * per_second ~ " % 60, "
+            ~ units ~ " div " ~ per_second ~ " % 60, " ~ units ~ " % " ~ per_second ~ ") as variant) end"}) -%}
+    {%- endfor -%}
     {%- set value_types = var('cdc_formats')[source_format].get('value_types', {}) -%}
     {%- for vendor_type, conversion in value_types.items() if conversion not in conversions -%}
         {{ exceptions.raise_compiler_error(

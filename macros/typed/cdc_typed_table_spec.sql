@@ -9,8 +9,12 @@
     widens the column (cdc_wider_type); undeclared numbers of kinds no exact type holds together
     take double, as Spark reads JSON numbers. A change that nothing holds without loss, or a latest
     declaration narrower than the column, stops the model with an error naming the table,
-    column, old and new type; the view keeps its last good shape until the user sets the type in
-    `column_types` of the table's entry in the var, which always wins. Columns the model's YAML
+    column, old and new type and the sequence where the change began (for a narrowing: where the
+    type was declared again after the wider one); the view keeps its last good shape until the
+    user sets the type in `column_types` of the table's entry in the var, which always wins.
+    Declared values of a kind their declared type does not hold (text declared int32, a decimal
+    wider than its declared precision) are null in the typed column where its type does not hold
+    them, and the build warns, naming the column, the declaration and its sequence positions. Columns the model's YAML
     lists and the stream has not shown yet are kept, with their YAML `data_type` (else string).
     Before cdc_typed_columns has read the table (a first `--select` of the typed model, or the
     scaffold), the columns are discovered from the types of the values in cdc_history. A typed
@@ -69,6 +73,7 @@
                 'type': declared_type or (none if row[3] in (none, 'void') else row[3]),
                 'is_declared': declared_type is not none,
                 'declared': row[2] or 'its values',
+                'value_type': none if row[3] in (none, 'void') else row[3],
                 'first': row[4],
                 'last': row[5],
             }) -%}
@@ -90,7 +95,36 @@
             {%- endfor -%}
             {%- set declarations = seen | selectattr('is_declared') | sort(attribute='last') | list -%}
             {%- if declarations and declarations[-1].type != fold.type -%}
-                {{ cdc_typed_type_change_error(name, spec.table_id, column_name, fold.type, declarations[-1], 'narrower than the type it has so far') }}
+                {#- the narrower declaration began where its last run did: at its first position
+                    after the last one of any other type (a type declared again is a new run) -#}
+                {%- set latest = declarations[-1] -%}
+                {%- set others_last = seen | selectattr('type') | rejectattr('type', 'equalto', latest.type) | map(attribute='last') | list -%}
+                {%- set begins = [] -%}
+                {%- for observation in declarations if observation.type == latest.type
+                    and (not others_last or observation.first > others_last | max) -%}
+                    {%- do begins.append(observation.first) -%}
+                {%- endfor -%}
+                {{ cdc_typed_type_change_error(name, spec.table_id, column_name, fold.type,
+                    {'type': latest.type, 'declared': latest.declared, 'first': begins | min if begins else latest.first},
+                    'narrower than the type it has so far') }}
+            {%- endif -%}
+            {#- declared values the declared type does not hold (a hand-written or faulty stream):
+                the typed column reads null where its type does not hold one; the build says so.
+                Integers all read as bigint, a float or double holds any number and text any value,
+                so only other kinds are seen. -#}
+            {%- if model.resource_type == 'model' -%}
+                {%- for observation in seen if observation.is_declared and observation.value_type
+                    and observation.type != 'string'
+                    and cdc_wider_type(observation.type, observation.value_type) != observation.type
+                    and not (observation.value_type == 'bigint' and observation.type in ('tinyint', 'smallint', 'int'))
+                    and not (observation.type in ('float', 'double') and modules.re.match(numeric_types, observation.value_type)) -%}
+                    {%- do exceptions.warn(
+                        "typed table '" ~ name ~ "' (" ~ spec.table_id ~ "): column '" ~ column_name ~ "' has values of type "
+                        ~ observation.value_type ~ " declared " ~ observation.declared ~ " (" ~ observation.type ~ ", sequence "
+                        ~ observation.first ~ " to " ~ observation.last ~ "), which that type does not hold: " ~ model.name
+                        ~ " reads null where its column type (" ~ fold.type ~ ") does not hold a value; cdc_history keeps them as sent."
+                        ~ " To read them as another type, set it in `column_types` of the table's entry in var cdc_typed_tables.") -%}
+                {%- endfor -%}
             {%- endif -%}
             {%- do types.update({column_name: fold.type or types.get(column_name)}) -%}
         {%- endfor -%}

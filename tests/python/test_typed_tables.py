@@ -6,6 +6,7 @@ run it in theirs: one configuration line, two one-line model files, their YAML w
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import json
@@ -22,7 +23,7 @@ from cdc_dbt_spark.settings import use_project
 from cdc_ops.scaffold_typed_table import TYPED_DIR, add_config_line, write_models
 from cdc_ops.scaffold_typed_table import main as scaffold
 from cdc_testkit.avro_files import write_dts_avro
-from cdc_testkit.encoders import canal_json, dataworks_json, debezium_json, dts_avro
+from cdc_testkit.encoders import canal_json, cdl_json, dataworks_json, debezium_json, dts_avro
 from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
 from cdc_testkit.scenario import Change
 
@@ -243,26 +244,160 @@ def evolving_changes(source_format: str) -> list[tuple[Change, dict[str, str]]]:
     return [(c, declared(c.sequence)) for c in changes]
 
 
-def declare(source_format: str, message: dict | None, types: dict[str, str]) -> dict | None:
+# --- every Kafka Connect type (#61) ----------------------------------------------------------
+# A Debezium and a CDL stream (one table each) whose messages declare every type Kafka Connect's
+# JSON converter writes, as it names them. Change 3 widens `ratio` float -> double, `price`
+# Decimal precision 5 -> 12 and `qty` int32 -> int64, with values only the wider types hold;
+# `misfit` is declared int32 and carries text once.
+def kafka_connect_type(physical: str, logical: str, **parameters: str) -> dict:
+    field = {"type": physical, "name": logical, "version": 1}
+    return field | ({"parameters": parameters} if parameters else {})
+
+
+def decimal_field(scale: int, precision: int | None = None) -> dict:
+    parameters = {"scale": str(scale)} | ({"connect.decimal.precision": str(precision)} if precision else {})
+    return kafka_connect_type("bytes", "org.apache.kafka.connect.data.Decimal", **parameters)
+
+
+def unscaled(value: int) -> str:
+    """A Kafka Connect Decimal as the JSON converter sends it: its unscaled value, big-endian two's
+    complement, in base64."""
+    return base64.b64encode(value.to_bytes(value.bit_length() // 8 + 1, "big", signed=True)).decode()
+
+
+KAFKA_CONNECT_TABLES = {"debezium_json": ("dbz_types", "pg.kc.types"), "cdl_json": ("cdl_types", "kc.types")}
+KAFKA_CONNECT_DECLARED: dict[str, str | dict] = {
+    "id": "int64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "qty": "int32",
+    "ratio": "float",
+    "f64": "double",
+    "flag": "boolean",
+    "name": "string",
+    "raw": "bytes",
+    "price": decimal_field(2, 5),
+    "amount": decimal_field(3),  # no precision declared
+    "day": kafka_connect_type("int32", "org.apache.kafka.connect.data.Date"),
+    "at_time": kafka_connect_type("int32", "org.apache.kafka.connect.data.Time"),
+    "at": kafka_connect_type("int64", "org.apache.kafka.connect.data.Timestamp"),
+    "dbz_day": kafka_connect_type("int32", "io.debezium.time.Date"),
+    "dbz_time": kafka_connect_type("int32", "io.debezium.time.Time"),
+    "dbz_micro_time": kafka_connect_type("int64", "io.debezium.time.MicroTime"),
+    "dbz_nano_time": kafka_connect_type("int64", "io.debezium.time.NanoTime"),
+    "dbz_at": kafka_connect_type("int64", "io.debezium.time.Timestamp"),
+    "dbz_micro_at": kafka_connect_type("int64", "io.debezium.time.MicroTimestamp"),
+    "dbz_nano_at": kafka_connect_type("int64", "io.debezium.time.NanoTimestamp"),
+    "zoned_at": kafka_connect_type("string", "io.debezium.time.ZonedTimestamp"),
+    "zoned_time": kafka_connect_type("string", "io.debezium.time.ZonedTime"),
+    "year": kafka_connect_type("int32", "io.debezium.time.Year"),
+    "any_scale": kafka_connect_type("struct", "io.debezium.data.VariableScaleDecimal"),
+    "doc": kafka_connect_type("string", "io.debezium.data.Json"),
+    "misfit": "int32",
+}
+KAFKA_CONNECT_WIDENED = {"qty": "int64", "ratio": "double", "price": decimal_field(2, 12)}
+# the typed tables' column types and the current row of key 1 (after change 3)
+KAFKA_CONNECT_TYPED = {
+    "id": ("bigint", 1),
+    "i8": ("tinyint", -5),
+    "i16": ("smallint", 300),
+    "i32": ("int", 70000),
+    "qty": ("bigint", 3_000_000_000),
+    "ratio": ("double", 1e-07),
+    "f64": ("double", 2.25),
+    "flag": ("boolean", True),
+    "name": ("string", "a"),
+    "raw": ("binary", bytearray(b"\x00\xff")),
+    "price": ("decimal(12,2)", decimal.Decimal("1234567.89")),
+    "amount": ("decimal(38,3)", decimal.Decimal("-1.230")),
+    "day": ("date", dt.date(2022, 1, 8)),
+    "at_time": ("string", "12:34:56.789"),
+    "at": ("timestamp", dt.datetime(2020, 9, 13, 12, 26, 40, 123000)),
+    "dbz_day": ("date", dt.date(2022, 1, 9)),
+    "dbz_time": ("string", "01:02:03.004"),
+    "dbz_micro_time": ("string", "01:02:03.000005"),
+    "dbz_nano_time": ("string", "01:02:03.000000006"),
+    "dbz_at": ("timestamp", dt.datetime(2020, 9, 13, 12, 26, 40, 123000)),
+    "dbz_micro_at": ("timestamp", dt.datetime(2020, 9, 13, 12, 26, 40, 123456)),
+    "dbz_nano_at": ("timestamp", dt.datetime(2020, 9, 13, 12, 26, 40, 123456)),
+    "zoned_at": ("timestamp", dt.datetime(2020, 9, 13, 12, 26, 40, 500000)),
+    "zoned_time": ("string", "12:26:40+02:00"),
+    "year": ("int", 2024),
+    "any_scale": ("decimal(38,18)", decimal.Decimal("1.234500000000000000")),
+    "doc": ("string", '{"a":1}'),
+    "misfit": ("int", 4),
+}
+
+
+def kafka_connect_changes(source_format: str) -> list[tuple[Change, dict]]:
+    """Changes 1-4 of the table, each with the declaration its messages carry."""
+    database, table = KAFKA_CONNECT_TABLES[source_format][1].split(".")[-2:]
+    first = {
+        "id": 1,
+        "i8": -5,
+        "i16": 300,
+        "i32": 70000,
+        "qty": 5,
+        "ratio": 0.5,
+        "f64": 2.25,
+        "flag": True,
+        "name": "a",
+        "raw": "AP8=",
+        "price": unscaled(12345),
+        "amount": unscaled(-1230),
+        "day": 19000,
+        "at_time": 45_296_789,
+        "at": 1_600_000_000_123,
+        "dbz_day": 19001,
+        "dbz_time": 3_723_004,
+        "dbz_micro_time": 3_723_000_005,
+        "dbz_nano_time": 3_723_000_000_006,
+        "dbz_at": 1_600_000_000_123,
+        "dbz_micro_at": 1_600_000_000_123_456,
+        "dbz_nano_at": 1_600_000_000_123_456_789,
+        "zoned_at": "2020-09-13T14:26:40.5+02:00",
+        "zoned_time": "12:26:40+02:00",
+        "year": 2024,
+        "any_scale": {"scale": 4, "value": unscaled(12345)},
+        "doc": '{"a":1}',
+        "misfit": 4,
+    }
+    widened = first | {"qty": 3_000_000_000, "ratio": 1e-07, "price": unscaled(123_456_789)}
+    second = first | {"id": 2, "flag": False, "misfit": "n/a"}
+    wider = KAFKA_CONNECT_DECLARED | KAFKA_CONNECT_WIDENED
+    return [
+        (Change("insert", database, table, 1, 1_600_000_000_000, ("id",), None, first), KAFKA_CONNECT_DECLARED),
+        (Change("insert", database, table, 2, 1_600_000_001_000, ("id",), None, second), KAFKA_CONNECT_DECLARED),
+        (Change("update", database, table, 3, 1_600_000_002_000, ("id",), first, widened), wider),
+        (Change("delete", database, table, 4, 1_600_000_003_000, ("id",), second), wider),
+    ]
+
+
+def declare(source_format: str, message: dict | None, types: dict[str, str | dict]) -> dict | None:
     """`message` with its column declaration replaced by `types`, in its format's words."""
     if message is None:  # a Debezium tombstone
         return message
     if source_format == "dataworks_json":
         if message["schema"].get("dataColumn"):
             message["schema"]["dataColumn"] = [{"name": n, "type": t} for n, t in types.items()]
-    elif source_format == "debezium_json":
+    elif source_format in ("debezium_json", "cdl_json"):  # a type name, or a Kafka Connect field schema
         for field in message["schema"]["fields"]:
-            if field["field"] in ("before", "after"):
-                field["fields"] = [{"type": t, "optional": True, "field": n} for n, t in types.items()]
+            if field["field"] in ("before", "after", "data"):
+                field["fields"] = [
+                    ({"type": t} if isinstance(t, str) else t) | {"optional": True, "field": n}
+                    for n, t in types.items()
+                ]
     elif source_format == "canal_json" and message.get("mysqlType") is not None:
         message["mysqlType"] = dict(types)
     return message
 
 
-def evolving_messages(source_format: str, changes: list[tuple[Change, dict[str, str]]]) -> list[dict | None]:
+def evolving_messages(source_format: str, changes: list[tuple[Change, dict]]) -> list[dict | None]:
     encode = {
         "dataworks_json": dataworks_json,
         "debezium_json": debezium_json,
+        "cdl_json": cdl_json,
         "canal_json": canal_json,
         "dts_avro": dts_avro,
     }
@@ -305,7 +440,11 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
     for name in names.values():
         (copy / TYPED_DIR / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
         (copy / TYPED_DIR / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
+    for name, _ in KAFKA_CONNECT_TABLES.values():
+        (copy / TYPED_DIR / f"{name}_history.sql").write_text(f"{{{{ cdc_typed_history('{name}') }}}}\n")
+        (copy / TYPED_DIR / f"{name}_current.sql").write_text(f"{{{{ cdc_typed_current('{name}') }}}}\n")
     typed_tables = {names[f]: {"table_id": table_id} for f, table_id in EVOLVING_TABLES.items()}
+    typed_tables |= {name: {"table_id": table_id} for name, table_id in KAFKA_CONNECT_TABLES.values()}
 
     def build(*args: str, typed: dict = typed_tables, check: bool = True, callbacks: list | None = None):
         return project.dbt(
@@ -325,13 +464,13 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
     streams = {f: evolving_changes(f) for f in EVOLVING_TABLES}
     rng = random.Random(38)
     loads: list[list[tuple[str, dict | None]]] = [[], [], []]
-    for source_format, changes in streams.items():
+    for source_format, changes in [*streams.items(), *((f, kafka_connect_changes(f)) for f in KAFKA_CONNECT_TABLES)]:
         messages = evolving_messages(source_format, changes)
         rng.shuffle(messages)
         for number, message in enumerate(messages):
             loads[number * 3 // len(messages)].append((source_format, message))
     for number, load in enumerate(loads):
-        for source_format in EVOLVING_TABLES:
+        for source_format in [*EVOLVING_TABLES, "cdl_json"]:
             messages = [m for f, m in load if f == source_format]
             if messages:
                 project.land(source_format, write_messages(source_format, messages, tmp_path / f"{number}"))
@@ -364,8 +503,46 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
         assert history == expected, source_format
         assert live_rows == 2, source_format  # keys 1 and 3; 2 was deleted
 
+    # every Kafka Connect type as declared, the widened ones wider; text declared int32 is null
+    def kafka_connect_state() -> dict[str, tuple]:
+        state = {}
+        for source_format, (name, table_id) in KAFKA_CONNECT_TABLES.items():
+            described = {row[0]: row[1] for row in project.query(f"describe {{schema}}.{name}_current")}
+            quoted = ", ".join(f"`{c}`" for c in KAFKA_CONNECT_TYPED)
+            current = project.query(f"select {quoted} from {{schema}}.{name}_current")
+            history = project.query(
+                f"select id, version_number, is_deleted, misfit, qty, ratio, price from {{schema}}.{name}_history "
+                "order by id, version_number"
+            )
+            declarations = project.query(
+                "select source_column, declared_type from {schema}.cdc_typed_columns "
+                f"where table_id = '{table_id}' and source_column in ('price', 'ratio') "
+                "group by source_column, declared_type order by source_column, min(first_sequence)"
+            )
+            state[source_format] = (described, current, history, declarations)
+        return state
+
+    kafka_connect = kafka_connect_state()
+    decimal_name = "org.apache.kafka.connect.data.Decimal"
+    for source_format, (described, current, history, declarations) in kafka_connect.items():
+        assert {c: described[c] for c in KAFKA_CONNECT_TYPED} == {c: t for c, (t, _) in KAFKA_CONNECT_TYPED.items()}
+        assert current == [tuple(value for _, value in KAFKA_CONNECT_TYPED.values())], source_format
+        assert history == [
+            (1, 1, False, 4, 5, 0.5, decimal.Decimal("123.45")),
+            (1, 2, False, 4, 3_000_000_000, 1e-07, decimal.Decimal("1234567.89")),
+            (2, 1, False, None, 5, 0.5, decimal.Decimal("123.45")),
+            (2, 2, True, None, 5, 0.5, decimal.Decimal("123.45")),
+        ], source_format
+        assert declarations == [
+            ("price", f"{decimal_name}(scale=2,connect.decimal.precision=5)"),
+            ("price", f"{decimal_name}(scale=2,connect.decimal.precision=12)"),
+            ("ratio", "float"),
+            ("ratio", "double"),
+        ], source_format
+
     build("--full-refresh")
     assert typed_state() == incremental
+    assert kafka_connect_state() == kafka_connect
 
     # a narrowing (Canal's qty declared int again) and an incompatible change (DataWorks' qty
     # declared STRING): their typed models stop, naming table, column, old and new type
@@ -380,11 +557,37 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
         change = Change("update", database, table, 8, 1_600_000_007_000, ("id",), before, after)
         messages = evolving_messages(source_format, [(change, types)])
         project.land(source_format, write_messages(source_format, messages, tmp_path / "later"))
+    # and in the Kafka Connect tables qty is declared int32 again, after int64 (from change 3)
+    for source_format, (_, table_id) in KAFKA_CONNECT_TABLES.items():
+        database, table = table_id.split(".")[-2:]
+        widened = kafka_connect_changes(source_format)[2][0].after
+        change = Change("update", database, table, 8, 1_600_000_007_000, ("id",), widened, widened | {"qty": 6})
+        types = KAFKA_CONNECT_DECLARED | KAFKA_CONNECT_WIDENED | {"qty": "int32"}
+        messages = evolving_messages(source_format, [(change, types)])
+        project.land(source_format, write_messages(source_format, messages, tmp_path / "later_kafka_connect"))
     result = build("--exclude-resource-type", "test", check=False)
     failed = {str(r.node.name): r.message for r in result.result.results if str(r.status) == "error"}
-    assert set(failed) == {"canal_history", "canal_current", "dataworks_history", "dataworks_current"}, failed
-    assert "typed table 'canal' (canal.evolve): column 'qty' changes from bigint to int" in failed["canal_current"]
-    assert "narrower" in failed["canal_current"]
+    kafka_connect_models = {
+        f"{name}_{kind}" for name, _ in KAFKA_CONNECT_TABLES.values() for kind in ("history", "current")
+    }
+    assert (
+        set(failed)
+        == {"canal_history", "canal_current", "dataworks_history", "dataworks_current"} | kafka_connect_models
+    )
+    # the narrowing is reported where the narrower type was declared again (change 8), not where
+    # it was first declared (change 1)
+    for name, table_id, declared in [
+        ("canal", "canal.evolve", "int(11)"),
+        *((name, table_id, "int32") for name, table_id in KAFKA_CONNECT_TABLES.values()),
+    ]:
+        first, latest = project.query(
+            f"select min(sequence_key), max(sequence_key) from {{schema}}.cdc_events where table_id = '{table_id}'"
+        )[0]
+        assert (
+            f"typed table '{name}' ({table_id}): column 'qty' changes from bigint to int "
+            f"(declared {declared}, from sequence {latest}), narrower than the type it has so far"
+        ) in failed[f"{name}_current"]
+        assert first not in failed[f"{name}_current"]
     assert (
         "typed table 'dataworks' (dw.evolve): column 'qty' changes from bigint to string" in failed["dataworks_current"]
     )
@@ -396,6 +599,10 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
     decided = typed_tables | {
         "canal": {"table_id": "canal.evolve", "column_types": {"qty": "int"}},
         "dataworks": {"table_id": "dw.evolve", "column_types": {"qty": "string"}},
+    }
+    decided |= {
+        name: {"table_id": table_id, "column_types": {"qty": "bigint"}}
+        for name, table_id in KAFKA_CONNECT_TABLES.values()
     }
     logged: list[str] = []
     build("--select", "path:models/marts/typed", typed=decided, callbacks=[lambda event: logged.append(event.info.msg)])
@@ -409,6 +616,16 @@ def test_typed_tables_follow_declared_columns(project, tmp_path: Path) -> None:
     assert project.query("select qty from {schema}.canal_current where id = 3") == [(10,)]
     assert dict(row[:2] for row in project.query("describe {schema}.canal_current"))["qty"] == "int"
     assert project.query("select id, qty from {schema}.dataworks_current order by id") == [(1, "8"), (3, "ten")]
+    for name, table_id in KAFKA_CONNECT_TABLES.values():
+        assert project.query(f"select qty, misfit from {{schema}}.{name}_current") == [(6, 4)]
+        # the text declared int32 is null in the typed tables, and the build says why
+        assert any(
+            f"typed table '{name}' ({table_id}): column 'misfit' has values of type " in line
+            and "declared int32 (int, sequence " in line
+            and f"{name}_history reads null where its column type (int) does not hold a value; cdc_history keeps them"
+            in line
+            for line in logged
+        ), [line for line in logged if "misfit" in line]
 
 
 def test_scaffold_run_again_documents_new_columns_and_keeps_edits(tmp_path: Path) -> None:
@@ -473,6 +690,10 @@ def test_declared_and_wider_types(project) -> None:
         ("canal_json", "bigint(20) unsigned zerofill"),
         ("canal_json", "geometry"),
         ("debezium_json", "org.apache.kafka.connect.data.Decimal(scale=3)"),
+        ("debezium_json", "org.apache.kafka.connect.data.Decimal(scale=2,connect.decimal.precision=5)"),
+        ("debezium_json", "io.debezium.data.VariableScaleDecimal"),
+        ("debezium_json", "float"),
+        ("cdl_json", "double"),
         ("cdl_json", "int16"),
         ("dataworks_json", "long"),
         ("datastream_json", "STRING"),
@@ -504,6 +725,10 @@ def test_declared_and_wider_types(project) -> None:
         "decimal(20,0)",
         None,  # not listed: the values' type
         "decimal(38,3)",
+        "decimal(5,2)",
+        "decimal(38,18)",
+        "float",
+        "double",
         "smallint",
         "bigint",
         None,  # Datastream declares no types

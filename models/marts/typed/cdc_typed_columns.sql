@@ -7,10 +7,13 @@
 }}
 {#
     The columns of each table in var cdc_typed_tables, as its envelopes declared them: one row
-    per (table, column, declared type, type of the values), with the first and last sequence
-    position it was seen at. The typed models read this small table when they compile
-    (cdc_typed_table_spec), so a column added upstream appears in them on the next build, a
-    dropped one stays, and a type change is widened or reported.
+    per run of a declaration (the positions of a column, in sequence order, with one declared
+    type; a type declared again after another starts a new run) and type of its values, with
+    the first and last sequence position of the run. The typed models read this small table
+    when they compile (cdc_typed_table_spec), so a column added upstream appears in them on the
+    next build, a dropped one stays, and a type change is widened or reported where it began.
+    A build sorts only its new positions with the ends of the stored runs: a late message
+    inside a stored run splits it at the ends known.
 
     Each table keeps its own watermark (seen_through_batch_id), so this model may be left out
     of some builds (`--exclude path:models/marts/typed`) and catch up in the next: a run reads
@@ -68,22 +71,80 @@ observed as (
         records.sequence_key,
         declared.source_column,
         records.column_types[declared.source_column] as declared_type,
-        records.row_columns[declared.source_column] as column_value
+        records.row_columns[declared.source_column] as column_value,
+        cast(null as string) as stored_value_type
     from records
         lateral view explode(records.source_columns) declared as source_column
 ),
 
+{% if is_incremental() and watermarks -%}
+-- the runs earlier builds stored, each as its first and last position (all that is known of it)
+stored_ends as (
+    select
+        table_id,
+        source_format,
+        run_end as sequence_key,
+        source_column,
+        declared_type,
+        cast(null as variant) as column_value,
+        value_type as stored_value_type
+    from {{ this }}
+        lateral view explode(array_distinct(array(first_sequence, last_sequence))) ends as run_end
+    where source_column is not null and table_id in ({{ watermarks.keys() | join(', ') }})
+),
+{%- endif %}
+
+-- a run: the positions of a column in sequence order with one declaration; a re-declared type
+-- starts a new run, so that a narrowing names where it began (cdc_typed_table_spec)
+run_starts as (
+    select
+        positions.*,
+        case
+            when
+                positions.declared_type is distinct from lag(positions.declared_type) over (
+                    partition by positions.table_id, positions.source_column
+                    order by positions.sequence_key, positions.declared_type
+                )
+                then 1
+            else 0
+        end as starts_run
+    from (
+        select * from observed
+        {% if is_incremental() and watermarks -%}
+            union all
+            select * from stored_ends
+        {%- endif %}
+    ) as positions
+),
+
+runs as (
+    select
+        run_starts.*,
+        sum(run_starts.starts_run) over (
+            partition by run_starts.table_id, run_starts.source_column
+            order by run_starts.sequence_key, run_starts.declared_type
+            rows between unbounded preceding and current row
+        ) as run_number
+    from run_starts
+),
+
+-- per run and type of its values: a stored run keeps its values' type, this build's values
+-- take theirs; where the two are the same type, the final step makes them one row
 new_columns as (
     select
         table_id,
         source_column,
         max(source_format) as source_format,
         declared_type,
-        lower(schema_of_variant_agg(if(is_variant_null(column_value), null, column_value))) as value_type,
+        coalesce(
+            stored_value_type,
+            lower(schema_of_variant_agg(if(is_variant_null(column_value), null, column_value)))
+        ) as value_type,
         min(sequence_key) as first_sequence,
-        max(sequence_key) as last_sequence
-    from observed
-    group by table_id, source_column, declared_type
+        max(sequence_key) as last_sequence,
+        run_number
+    from runs
+    group by table_id, source_column, run_number, declared_type, stored_value_type
 ),
 
 -- the newest batch read: every configured table has now been read through it
@@ -93,15 +154,9 @@ read_through as (
     where load_batch_id > {{ oldest_watermark }}{{ ' and false' if not table_ids }}
 ),
 
--- what this run read, what earlier runs stored (the same columns, in the same order) and a row
--- per table for its watermark
+-- the runs and a row per configured table for its watermark
 unioned as (
     select * from new_columns
-    {% if is_incremental() %}
-        union all
-        select * except (seen_through_batch_id) from {{ this }}
-        where {{ ('table_id in (' ~ watermarks.keys() | join(', ') ~ ')') if watermarks else 'false' }}
-    {% endif %}
     {% for table_id in table_ids %}
         -- one row with no column per configured table: it has been read (its watermark)
         union all
@@ -112,7 +167,8 @@ unioned as (
             cast(null as string) as declared_type,
             cast(null as string) as value_type,
             cast(null as string) as first_sequence,
-            cast(null as string) as last_sequence
+            cast(null as string) as last_sequence,
+            cast(null as bigint) as run_number
     {% endfor %}
 ),
 
@@ -140,7 +196,7 @@ final as (
         ) as seen_through_batch_id
     from unioned
     cross join read_through
-    group by unioned.table_id, unioned.source_column, unioned.declared_type, unioned.value_type
+    group by unioned.table_id, unioned.source_column, unioned.run_number, unioned.declared_type, unioned.value_type
 )
 
 select * from final

@@ -6,7 +6,7 @@ from cdc_testkit.scenario import COLUMN_TYPES, Change
 
 
 def _kafka_connect_fields(row: dict | None) -> list[dict]:
-    types = {"LONG": "int64", "STRING": "string", "DOUBLE": "float64", "BOOLEAN": "boolean"}
+    types = {"LONG": "int64", "STRING": "string", "DOUBLE": "double", "BOOLEAN": "boolean"}
     fields = []
     for name in row or {}:
         kind = COLUMN_TYPES.get(name, "STRING")
