@@ -172,9 +172,10 @@ def compacted_topics(spark: Any, source: KafkaSource, topics: set[str]) -> set[s
     try:
         seconds = jvm.java.util.concurrent.TimeUnit.SECONDS
         described = admin.describeConfigs(wanted).all().get(BROKER_TIMEOUT_SECONDS, seconds)
-        policies = {
-            entry.getKey().name(): str(entry.getValue().get("cleanup.policy").value()) for entry in described.entrySet()
-        }
+        policies = {}
+        for entry in described.entrySet():
+            setting = entry.getValue().get("cleanup.policy")
+            policies[entry.getKey().name()] = None if setting is None else str(setting.value())
     except Py4JJavaError as exc:
         log.warning(
             "cannot read the cleanup.policy of topics %s (%s): their offsets are checked as a compacted topic's",
@@ -184,7 +185,13 @@ def compacted_topics(spark: Any, source: KafkaSource, topics: set[str]) -> set[s
         return set(topics)
     finally:
         admin.close()
-    return {topic for topic in topics if COMPACTED in policies.get(topic, COMPACTED).split(",")}
+    return {topic for topic in topics if compacts(policies.get(topic))}
+
+
+def compacts(policy: str | None) -> bool:
+    """Whether a cleanup.policy ("compact", "delete", "compact,delete"...) compacts; an unknown
+    one (None) counts as compacting."""
+    return policy is None or COMPACTED in {part.strip() for part in policy.split(",")}
 
 
 def missing_offsets(spark: Any, records: Any, ranges: list[PartitionRange]) -> dict[Partition, list[RemovedRun]]:

@@ -21,6 +21,7 @@ from kafka.structs import TopicPartition
 
 from cdc_dbt_spark import runner
 from cdc_dbt_spark.kafka import KafkaSource, KafkaSourceError, PartitionRange, split_ranges
+from cdc_dbt_spark.kafka_gaps import RemovedRun, compacts, describe_runs
 from cdc_dbt_spark.loader import INVALID_UTF8, LANDING_DDL, LANDING_TABLE, land_topics
 from cdc_dbt_spark.loader import main as load_main
 from cdc_testkit.faults import LOADER, project_environment, query
@@ -172,6 +173,13 @@ def test_kafka_ranges_cut_into_batches_cover_each_offset_once_in_order() -> None
         assert [piece.start for piece in pieces] == [start, *(piece.end for piece in pieces[:-1])]
         assert pieces[-1].end == end
     assert split_ranges(ranges, 1000) == [ranges[:2]]
+
+
+def test_which_cleanup_policies_compact_and_how_missing_offsets_are_named() -> None:
+    policies = ("compact", "delete", "compact,delete", "delete, compact", "", None)
+    assert [compacts(policy) for policy in policies] == [True, False, True, True, False, True]  # None: unknown
+    runs = [RemovedRun(10 * number, 10 * number + number % 2, "compaction") for number in range(7)]
+    assert describe_runs(runs) == "0, 10 to 11, 20, 30 to 31, 40 and 2 more runs (3 offsets)"
 
 
 def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_them_unless_skipped(project, broker) -> None:
