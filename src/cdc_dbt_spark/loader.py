@@ -491,9 +491,10 @@ def land_topics(
     up to each partition's end when the load starts, in landing batches of at most about
     `max_batch_messages` records (each one Delta commit that holds its offsets: the offsets
     landed are the next load's start, so a load killed before a commit takes that batch's
-    records again, and none twice). Counts of records, messages, tombstones (records without a
-    value: Debezium's after a delete, kept for compaction; no change is in them), partitions and
-    batches."""
+    records again, and none twice; offsets read but not landed, and those the broker removed,
+    are kept in the ledger raw_kafka_offsets: kafka_gaps). Counts of records, messages,
+    tombstones (records without a value: Debezium's after a delete, kept for compaction; no
+    change is in them), partitions and batches."""
     settings = project_formats(cli_vars)[source_format]
     if settings["carrier"] == "avro" and not settings.get("avro_schema"):
         raise KafkaSourceError(

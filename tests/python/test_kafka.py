@@ -202,8 +202,24 @@ def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_them_unl
     assert land_topics("dataworks_json", skipping)["messages"] == 5  # offsets 15 to 19
     offsets = project.query("select min(kafka_offset), max(kafka_offset), count(*) from {schema}.raw_cdc_messages")
     assert offsets == [(0, 19, 15)]
-    skipped = project.query("select to_json(removed_offsets) from {schema}.raw_kafka_offsets")
-    assert skipped == [('[{"first_offset":10,"last_offset":14,"removed_by":"retention"}]',)]
+    # retention removed every record not landed: nothing to land, the offsets skipped still recorded
+    broker.produce(topic, records[20:25], 1)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+    try:
+        admin.delete_records({TopicPartition(topic, 0): 25})
+    finally:
+        admin.close()
+    with pytest.raises(KafkaSourceError, match=r"offsets 20 to 24 were removed"):
+        land_topics("dataworks_json", source)
+    assert land_topics("dataworks_json", skipping)["batches"] == 0
+    assert land_topics("dataworks_json", source)["batches"] == 0  # recorded: the next load goes on
+    skipped = project.query(
+        "select first_offset, end_offset, to_json(removed_offsets) from {schema}.raw_kafka_offsets order by 1"
+    )
+    assert skipped == [
+        (15, 15, '[{"first_offset":10,"last_offset":14,"removed_by":"retention"}]'),
+        (25, 25, '[{"first_offset":20,"last_offset":24,"removed_by":"retention"}]'),
+    ]
     with pytest.raises(KafkaSourceError, match=r"topic cdc\.nope not found on 127\.0\.0\.1:\d+"):
         land_topics("dataworks_json", KafkaSource(("cdc.nope",), broker.bootstrap_servers))
 
