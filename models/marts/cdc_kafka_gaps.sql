@@ -18,7 +18,8 @@
             log_end_offset,
             load_batch_id,
             recorded_at,
-            explode(removed_offsets) as run
+            -- one row per run
+            inline(removed_offsets) as (first_offset, last_offset, removed_by)
         from {{ ledger }}
     ),
 
@@ -28,10 +29,10 @@
             source_format,
             kafka_topic,
             kafka_partition,
-            run.first_offset,
-            run.last_offset,
-            run.last_offset - run.first_offset + 1 as offsets_missing,
-            run.removed_by,
+            first_offset,
+            last_offset,
+            last_offset - first_offset + 1 as offsets_missing,
+            removed_by,
             min(log_end_offset) as log_end_offset,
             min(recorded_at) as recorded_at,
             min(load_batch_id) as load_batch_id
