@@ -8,15 +8,18 @@
     the images are compared by a hash of their JSON), so an increment writes only the versions
     it opens, closes or changes; with deletion vectors the rows it replaces are marked, not
     rewritten with their files. The match reads only the partitions the run's plan noted
-    (cdc_history_note_merge_scope): the current versions of the touched key buckets and the
+    (cdc_history_note_merge_scope, kept in the invocation's graph): the current versions of the touched key buckets and the
     closed partitions a late change reaches.
 #}
 {% macro cdc_history_merge_sql(target, source) %}
-    {% set current_buckets = [] %}
-    {% set closed_partitions = [] %}
-    {% for row in run_query('select is_current, history_partition from ' ~ cdc_history_merge_scope_view()).rows %}
-        {% do (current_buckets if row[0] else closed_partitions).append(row[1] | int) %}
-    {% endfor %}
+    {% set noted = graph.get(cdc_history_merge_scope_key()) %}
+    {% if noted is none %}
+        {{ exceptions.raise_compiler_error(
+            'cdc_history_merge_sql: no merge scope was noted in this invocation (cdc_history_note_merge_scope '
+            ~ 'runs while cdc_history compiles as an incremental run); got none for ' ~ target) }}
+    {% endif %}
+    {% set current_buckets = noted.current_buckets %}
+    {% set closed_partitions = noted.closed_partitions %}
     {% set scope = [] %}
     {% if current_buckets %}
         {% do scope.append('(stored.is_current and stored.history_partition in (' ~ current_buckets | join(', ') ~ '))') %}

@@ -28,18 +28,21 @@
         {{ return(plan) }}
     {% endif %}
     {% set touched = ref('int_cdc_touched_keys') %}
-    {#- the touched keys' buckets, and the earliest replay position of all: a literal bound on
-        sequence_key lets Delta skip the files of cdc_events whose changes all come before it -#}
+    {#- the touched keys' buckets, the earliest replay position of all (a literal bound on
+        sequence_key lets Delta skip the files of cdc_events whose changes all come before it) and
+        the run's batch (cdc_history_run_batch), in one query -#}
     {% set touched_buckets = run_query(
-        'select distinct key_bucket, min(replay_from_sequence) over () from ' ~ touched ~ ' order by 1').rows %}
+        'select distinct touched.key_bucket, min(touched.replay_from_sequence) over (), run_batch.load_batch_id from '
+        ~ touched ~ ' as touched cross join (' ~ cdc_history_run_batch_query(watermark) ~ ') as run_batch order by 1').rows %}
     {% set current_buckets = [] %}
     {% for row in touched_buckets %}
         {% do current_buckets.append(row[0] | int) %}
     {% endfor %}
+    {#- no touched key: nothing is merged, and no version is closed (no run batch is needed) -#}
     {% do plan.update({
         'incremental': true,
         'current_buckets': current_buckets,
-        'run_batch': cdc_history_run_batch(watermark),
+        'run_batch': touched_buckets[0][2] | int if touched_buckets else none,
     }) %}
     {% if plan.current_buckets %}
         {% set event_batches_query %}

@@ -48,9 +48,9 @@
         {{ return(none) }}
     {% endif %}
     {% set view = cdc_history_touched_versions_view() %}
-    {% do run_query('uncache table if exists ' ~ view) %}
-    {% do run_query('create or replace temporary view ' ~ view ~ ' as ' ~ query) %}
-    {% do run_query('cache table ' ~ view) %}
+    {#- dropping a cached view uncaches it; CACHE TABLE ... AS makes the view and caches it -#}
+    {% do run_query('drop view if exists ' ~ view) %}
+    {% do run_query('cache table ' ~ view ~ ' as ' ~ query) %}
     {{ return(view) }}
 {% endmacro %}
 

@@ -7,12 +7,10 @@
         partition_by=['is_current', 'history_partition'],
         tblproperties={'delta.enableDeletionVectors': 'true'},
         pre_hook='{{ cdc_history_prepare() }}',
-        post_hook=[
-            'drop view if exists {{ cdc_history_touched_versions_view() }}',
-            'drop view if exists {{ cdc_history_merge_scope_view() }}',
-        ],
+        post_hook='drop view if exists {{ cdc_history_touched_versions_view() }}',
     )
 }}
+{#- the post-hook lets the cached versions go -#}
 -- depends_on: {{ ref('int_cdc_touched_keys') }}
 -- depends_on: {{ ref('int_cdc_key_changes') }}
 -- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}

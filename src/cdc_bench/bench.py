@@ -26,6 +26,9 @@ Steps, on the same data and Spark settings (the local target), in one run:
   9. small         land --small-messages more messages and dbt build, as a user runs them: two
                    commands, each its own process and JVM (after the bench's own Spark is stopped)
  10. user_increment  a further 1% of events landed and built as a user runs them (two processes)
+With Spark in the bench's process (target local), every dbt build's SQL statements and Spark jobs are counted
+(cdc_bench.spark_work) and printed for the full build, the incremental one and a small one (the median of the
+increments): the fixed cost of a build, which later work must not add to unseen.
 Prints a table and writes a JSON report (events, bytes, seconds, events/s, peak driver memory,
 full/floor, full/hand_written, bound/floor, bound/hand_written, one_pass_bound/floor,
 one_pass_bound/hand_written, incremental/full, incremental/hand_merge, user_increment/full, ours/anchor,
@@ -76,6 +79,19 @@ from cdc_testkit import PROJECT_ROOT
 from cdc_testkit.encoders import CONTAINER_FORMATS, ENCODERS
 
 log = logging.getLogger("bench")
+
+
+def spark_work(by_name: dict[str, Step]) -> dict[str, dict]:
+    """Statements and jobs of the full build, the incremental one and a small one (the median of the
+    increments, which are small runs built in this process), where they were counted."""
+    found = {
+        "full": by_name["full"].parts.get("spark"),
+        "incremental": by_name["incremental"].parts.get("spark"),
+        "small (median of increments)": by_name["increments"].parts.get("spark_median")
+        if "increments" in by_name
+        else None,
+    }
+    return {name: work for name, work in found.items() if work}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,7 +319,11 @@ def main(argv: list[str] | None = None) -> int:
     acceptance = {"small_s": round(small_seconds, 1), "limit_s": SMALL_LIMIT_S, "met": small_seconds <= SMALL_LIMIT_S}
     print(f"\n{'step':19s} {'events':>10s} {'MB':>8s} {'seconds':>9s} {'events/s':>10s} {'peak MB':>8s}  note")
     for step in steps:
-        parts = {name: value for name, value in step.parts.items() if name not in ("slowest_s", "seconds_each")}
+        parts = {
+            name: value
+            for name, value in step.parts.items()
+            if name not in ("slowest_s", "seconds_each", "spark", "spark_median")
+        }
         # the small run's JVMs are other processes: their memory is not measured
         peak = f"{step.peak_driver_mb:8.0f}" if step.peak_driver_mb else f"{'-':>8s}"
         print(
@@ -313,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     for step in steps:
         if "slowest_s" in step.parts:
             print(f"slowest in {step.name}: {step.parts['slowest_s']}")
+    # what each kind of build ran in Spark (statements dbt sent, Spark jobs), counted in this process
+    for name, work in spark_work(by_name).items():
+        print(f"spark work of {name}: {work['statements']} statements, {work['jobs']} jobs; {work['heaviest_nodes']}")
     for name, value in ratios.items():
         print(f"{name:28s} {value:.3f}" if value is not None else f"{name:28s} n/a")
     print(
@@ -326,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "keys": args.keys,
         "steps": [dict(step.__dict__, events_per_second=step.events_per_second) for step in steps],
         "ratios": ratios,
+        "spark_work": spark_work(by_name),
         "acceptance": acceptance,
     }
     report_path.write_text(json.dumps(report, indent=2))

@@ -17,6 +17,7 @@ from typing import Any
 
 from cdc_bench.data import MessageFiles
 from cdc_bench.hand_written import HAND_MERGE, HAND_WRITTEN
+from cdc_bench.spark_work import counted
 from cdc_dbt_spark.connection import cluster_home
 from cdc_testkit import PROJECT_ROOT
 
@@ -84,10 +85,17 @@ def thrift_server_pid() -> int | None:
 
 def run_dbt(*arguments: str) -> dict:
     """Run dbt; returns where its time went: seconds in models (and seeds), in data tests, and
-    the slowest nodes."""
+    the slowest nodes; with Spark in this process (target local), the SQL statements and Spark jobs it ran
+    (cdc_bench.spark_work)."""
     from dbt.cli.main import dbtRunner
+    from pyspark.sql import SparkSession
 
-    result = dbtRunner().invoke([*arguments, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
+    spark = SparkSession.getActiveSession()
+    with contextlib.ExitStack() as stack:
+        work, node_results = stack.enter_context(counted(spark)) if spark else (None, [])
+        result = dbtRunner().invoke([*arguments, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)])
+        if result.success:
+            node_results.extend(result.result)
     if not result.success:
         raise SystemExit(f"dbt {' '.join(arguments)} failed; see logs/dbt.log")
     nodes = [(node.node.resource_type, node.node.name, node.execution_time) for node in result.result]
@@ -96,6 +104,7 @@ def run_dbt(*arguments: str) -> dict:
         "models_s": round(sum(seconds for kind, _, seconds in nodes if kind != "test"), 1),
         "data_tests_s": round(sum(seconds for kind, _, seconds in nodes if kind == "test"), 1),
         "slowest_s": {name: round(seconds, 1) for _, name, seconds in slowest},
+        **({"spark": work.summary()} if work else {}),
     }
 
 
@@ -244,19 +253,31 @@ def history_files_and_current_scan(spark: Any, schema: str) -> dict:
 
 def land_and_build(
     source_format: str, folders: list[Path], build: tuple[str, ...], describe: Callable[[int], str]
-) -> tuple[list[float], int]:
+) -> tuple[list[float], int, list[dict]]:
     """Each folder landed, then dbt `build`, in this process, as a runner does it: the seconds of each
-    (landing and build) and the messages landed. `describe` names increment number n (from 1) in the log."""
+    (landing and build), the messages landed and what each build ran in Spark (run_dbt's `spark`: statements,
+    jobs). `describe` names increment number n (from 1) in the log."""
     from cdc_dbt_spark.loader import land
 
-    each, messages = [], 0
+    each, messages, work = [], 0, []
     for number, folder in enumerate(folders, 1):
         started = time.perf_counter()
         messages += land(source_format, [str(folder)])["messages"]
-        run_dbt(*build)
+        work.append(run_dbt(*build).get("spark", {}))
         each.append(round(time.perf_counter() - started, 1))
-        log.info("%s of %d: %.1f s", describe(number), len(folders), each[-1])
-    return each, messages
+        log.info("%s of %d: %.1f s %s", describe(number), len(folders), each[-1], work[-1].get("statements", ""))
+    return each, messages, work
+
+
+def median_work(work: list[dict]) -> dict:
+    """The median statements and jobs of builds' Spark work (run_dbt's `spark`), with the heaviest nodes of the
+    median build by jobs; empty where Spark was not in this process."""
+    counted_builds = sorted((build for build in work if build), key=lambda build: build["jobs"])
+    if not counted_builds:
+        return {}
+    middle = counted_builds[len(counted_builds) // 2]
+    statements = sorted(build["statements"] for build in counted_builds)
+    return {**middle, "statements": statements[len(statements) // 2]}
 
 
 def increments(spark: Any, source_format: str, folders: list[Path], schema: str) -> Step:
@@ -266,7 +287,7 @@ def increments(spark: Any, source_format: str, folders: list[Path], schema: str)
     from dbt.cli.main import dbtRunner
 
     step = Step("increments")
-    each, step.events = land_and_build(source_format, folders, BUILD, lambda number: f"increment {number}")
+    each, step.events, work = land_and_build(source_format, folders, BUILD, lambda number: f"increment {number}")
     step.seconds = sum(each)
     before = history_files_and_current_scan(spark, schema)
     started = time.perf_counter()
@@ -283,6 +304,7 @@ def increments(spark: Any, source_format: str, folders: list[Path], schema: str)
         "10th_s": tenth,
         "last_s": each[-1] if each else None,
         "last/10th": round(each[-1] / tenth, 2) if tenth else None,
+        "spark_median": median_work(work),
         "before_maintain": before,
         "maintain_s": maintain_s,
         "after_maintain": after,
@@ -308,7 +330,7 @@ def schema_changes(source_format: str, folders: list[Path], table_id: str) -> St
         return f"schema_change increment {number} ({kind})"
 
     step = Step("schema_change")
-    each, step.events = land_and_build(source_format, folders, build, describe)
+    each, step.events, _ = land_and_build(source_format, folders, build, describe)
     without, changed = sorted(each[1::2]), sorted(each[2::2])
     step.seconds = changed[len(changed) // 2] if changed else 0.0
     ratio = round(step.seconds / without[len(without) // 2], 2) if without and changed else None

@@ -80,11 +80,11 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     state_without_built_at = state(project, built_at=False)
     assert after[0] != before[0] and len(after[2]) == len(before[2]) + 1
     # that incremental run replayed the touched keys from their stored versions read once, into
-    # a cached session view, and let its session views (and the cache) go with the run
+    # a cached session view, and let that view (and so the cache) go with the run; the MERGE read the
+    # model's query as a subquery: no cdc_history__dbt_tmp either (macros/materializations/incremental.sql)
     compiled = project.targets / project.schema / "compiled" / "cdc" / "models" / "marts" / "cdc_history.sql"
     assert "select * from cdc_history__touched_versions" in compiled.read_text()
-    # (dbt's own cdc_history__dbt_tmp stays, as dbt-spark leaves it)
-    assert project.query("show views like 'cdc_history__touched_versions|cdc_history__merge_scope'") == []
+    assert project.query("show views like 'cdc_history__*'") == []
 
     # the build undone: every model's table as it was, the watermark too
     project.dbt("run-operation", "cdc_restore", "--args", json.dumps({"as_of": as_of}))
@@ -157,3 +157,31 @@ def test_a_seed_is_loaded_again_only_when_it_changed(project) -> None:
     before = len(versions())
     project.dbt("seed", "--select", "cdc_table_keys", "--full-refresh")
     assert len(versions()) == before + 1
+
+
+def test_an_unchanged_view_is_left_and_an_incremental_table_is_checked_against_its_query(project) -> None:
+    """The project's view and incremental materializations (macros/materializations/): a run leaves a
+    view whose query is unchanged as it is (no statement, no new view), and creates again one whose
+    stored fingerprint differs; an incremental model (on_schema_change fail) whose table no longer has
+    the columns of its query stops, naming the column, before it writes."""
+    view = "{schema}.cdc_kafka_gaps"
+
+    def run_view(*args: str) -> list[str]:
+        return [node.message for node in project.dbt("run", "--select", "cdc_kafka_gaps", *args).result]
+
+    assert run_view() != ["UNCHANGED"]
+    assert run_view() == ["UNCHANGED"]
+    project.query(f"alter view {view} set tblproperties ('cdc.view_fingerprint' = 'stale')")
+    assert run_view() != ["UNCHANGED"]
+    assert dict(project.query(f"show tblproperties {view}"))["cdc.view_fingerprint"] != "stale"
+    assert run_view("--full-refresh") != ["UNCHANGED"]
+
+    project.land("dataworks_json", PROJECT_ROOT / "sample_data" / "dataworks_json")
+    records = ("build", "--select", "+int_cdc_records", "--exclude-resource-type", "test", "unit_test")
+    project.dbt(*records)
+    project.query("alter table {schema}.int_cdc_records add columns (added_by_hand string)")
+    result = project.dbt(*records, check=False)
+    assert not result.success
+    (failed,) = [node for node in result.result if node.node.name == "int_cdc_records"]
+    assert "added_by_hand: string in the table, absent in the query" in failed.message
+    assert "--full-refresh" in failed.message

@@ -1,0 +1,61 @@
+{#
+    Incremental models on Spark, in place of dbt-spark's (same configs, same tables). An
+    incremental run of dbt-spark's costs per model, beside its write: a `set` of the partition
+    overwrite mode, a temporary view of the model's query, and a `describe extended` of the
+    target (three with on_schema_change). Here:
+      - insert_overwrite is one statement, `insert overwrite ... by name` from the model's query
+        (Spark matches the columns by name: no describe for the column list). The dynamic
+        partition overwrite mode is set by the profile where this project starts Spark
+        (target method session; profiles.yml, spark_sql), else once per model as dbt-spark does;
+      - merge reads the model's query as a subquery, not a temporary view;
+      - on_schema_change 'fail' compares the query's columns (`describe query`, which plans the
+        query and reads no data) with the target's (cdc_columns_of_query): two metadata
+        statements, where dbt-spark's check creates a view and describes it and the target.
+    Other strategies and options (append, microbatch, python models, schema changes other than
+    ignore and fail) are dbt-spark's materialization's.
+#}
+{% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
+    {%- set strategy = config.get('incremental_strategy') or 'append' -%}
+    {%- set on_schema_change = incremental_validate_on_schema_change(config.get('on_schema_change'), default='ignore') -%}
+    {%- set existing_relation = load_relation(this) -%}
+    {%- set lean = model['language'] == 'sql' and strategy in ['insert_overwrite', 'merge']
+        and on_schema_change in ['ignore', 'fail']
+        and existing_relation is not none and not existing_relation.is_view and not should_full_refresh() -%}
+    {%- if not lean -%}
+        {{ return(dbt.materialization_incremental_spark()) }}
+    {%- endif -%}
+    {%- set partition_by = config.get('partition_by', none) -%}
+    {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
+    {%- set target_relation = this -%}
+
+    {%- if strategy == 'insert_overwrite' and partition_by and target.method != 'session' -%}
+        {%- call statement() -%}
+            set spark.sql.sources.partitionOverwriteMode = DYNAMIC
+        {%- endcall -%}
+    {%- endif -%}
+
+    {{ run_hooks(pre_hooks) }}
+
+    {%- if on_schema_change == 'fail' -%}
+        {%- do cdc_check_query_columns(target_relation, compiled_code) -%}
+    {%- endif -%}
+
+    {%- call statement('main') -%}
+        {%- if strategy == 'insert_overwrite' %}
+            insert overwrite table {{ target_relation }}
+            {%- if partition_by %} partition ({{ partition_by | join(', ') }}){% endif %} by name
+            select * from (
+                {{ compiled_code }}
+            ) as cdc_model_rows
+        {%- else -%}
+            {{ dbt_spark_get_incremental_sql(
+                strategy, '(\n' ~ compiled_code ~ '\n)', target_relation, existing_relation,
+                config.get('unique_key', none),
+                config.get('predicates', none) or config.get('incremental_predicates', none)) }}
+        {%- endif -%}
+    {%- endcall -%}
+
+    {% do persist_docs(target_relation, model) %}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [target_relation]}) }}
+{%- endmaterialization %}
