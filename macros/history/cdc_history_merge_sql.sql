@@ -8,8 +8,8 @@
     the images are compared by a hash of their JSON), so an increment writes only the versions
     it opens, closes or changes; with deletion vectors the rows it replaces are marked, not
     rewritten with their files. The match reads only the partitions the run's plan noted
-    (cdc_history_note_merge_scope, kept in the invocation's graph): the current versions of the touched key buckets and the
-    closed partitions a late change reaches.
+    (cdc_history_note_merge_scope, kept in the invocation's graph): the current versions of the
+    touched key buckets and the closed partitions a late change reaches.
 #}
 {% macro cdc_history_merge_sql(target, source) %}
     {% set noted = graph.get(cdc_history_merge_scope_key()) %}

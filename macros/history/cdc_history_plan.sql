@@ -30,7 +30,7 @@
     {% set touched = ref('int_cdc_touched_keys') %}
     {#- the touched keys' buckets, the earliest replay position of all (a literal bound on
         sequence_key lets Delta skip the files of cdc_events whose changes all come before it) and
-        the run's batch (cdc_history_run_batch), in one query -#}
+        the run's batch (cdc_history_run_batch_query), in one query -#}
     {% set touched_buckets = run_query(
         'select distinct touched.key_bucket, min(touched.replay_from_sequence) over (), run_batch.load_batch_id from '
         ~ touched ~ ' as touched cross join (' ~ cdc_history_run_batch_query(watermark) ~ ') as run_batch order by 1').rows %}

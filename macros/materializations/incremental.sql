@@ -9,7 +9,7 @@
         (target method session; profiles.yml, spark_sql), else once per model as dbt-spark does;
       - merge reads the model's query as a subquery, not a temporary view;
       - on_schema_change 'fail' compares the query's columns (`describe query`, which plans the
-        query and reads no data) with the target's (cdc_columns_of_query): two metadata
+        query and reads no data) with the target's (cdc_check_query_columns): two metadata
         statements, where dbt-spark's check creates a view and describes it and the target.
     Other strategies and options (append, microbatch, python models, schema changes other than
     ignore and fail) are dbt-spark's materialization's.
