@@ -1,12 +1,13 @@
 # Two commands on a fresh machine (Python 3.11 and Java 17):
 #   make demo   set up, land sample messages of every format, dbt build, print a summary
-#   make test   set up, then the whole test suite (ruff, sqlfluff, pytest with dbt builds)
+#   make test   set up, then the fast test tier (ruff, sqlfluff, pytest -m "not e2e": dbt builds on
+#               the embedded Spark); make test-all adds the end-to-end tier (CONTRIBUTING.md)
 # and a Spark cluster on this machine for target `cluster` (docs/targets.md):
 #   make cluster / make cluster-stop
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 
-.PHONY: setup browser cluster-packages cluster cluster-stop demo test docs clean
+.PHONY: setup browser cluster-packages cluster cluster-stop demo test test-e2e test-all docs clean
 
 setup: $(VENV)/.installed $(VENV)/.spark-jars $(VENV)/spark-classes.jsa
 
@@ -59,9 +60,18 @@ $(VENV)/kafka-broker/resolved.txt: $(VENV)/.installed src/cdc_testkit/kafka_brok
 	$(PYTHON) -m cdc_testkit.kafka_broker
 	touch $@
 
-# (run_tests.sh makes the class archive itself, beside the lint)
-test: $(VENV)/.installed $(VENV)/.spark-jars $(VENV)/kafka-broker/resolved.txt browser cluster-packages
-	scripts/run_tests.sh
+# The fast tier: lint, then every test that needs no outside service (run_tests.sh makes the class
+# archive itself, beside the lint)
+test: $(VENV)/.installed $(VENV)/.spark-jars
+	scripts/run_tests.sh fast
+
+# The end-to-end tier alone: the Thrift server, the cluster (PostgreSQL), the Kafka broker (its jars from
+# Maven Central), killed processes, the fresh-clone demo and the docs site in Chromium
+test-e2e: setup $(VENV)/kafka-broker/resolved.txt browser cluster-packages
+	scripts/run_tests.sh e2e
+
+# Both tiers, the fast one first (what CI runs)
+test-all: test test-e2e
 
 docs: setup
 	$(VENV)/bin/dbt docs generate --profiles-dir profiles && $(VENV)/bin/dbt docs serve --profiles-dir profiles

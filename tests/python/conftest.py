@@ -76,6 +76,17 @@ SLOWEST_MODULES = (
 )
 
 
+# tiers (pyproject.toml's markers): a test that needs a service of its own is end to end, and a
+# test that builds a project, or is end to end, starts Spark
+SERVICES = ("kafka", "thrift", "cluster")
+PROJECT_FIXTURES = ("project", "new_project")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(service) for service in SERVICES):
+            item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("e2e") or any(name in item.fixturenames for name in PROJECT_FIXTURES):
+            item.add_marker(pytest.mark.slow)
     rank = {name: number for number, name in enumerate(SLOWEST_MODULES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a module's order stays

@@ -27,6 +27,8 @@ import pytest
 from cdc_dbt_spark.loader import project_formats
 from cdc_testkit.harness import PROJECT_ROOT
 
+pytestmark = pytest.mark.e2e  # a fresh clone, and the docs site in a browser
+
 ARTIFACTS = PROJECT_ROOT / "artifacts"
 CHROMIUM_FLAGS = [
     "--headless",

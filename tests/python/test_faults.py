@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cdc_dbt_spark.locks import embedded_metastore_lock, hold_embedded_metastore, release_embedded_metastores
 from cdc_testkit.faults import (
     BUILD,
@@ -25,6 +27,8 @@ from cdc_testkit.faults import (
 from cdc_testkit.harness import Project, write_jsonl
 from cdc_testkit.scenario import Scenario
 from cdc_testkit.stream import write_stream
+
+pytestmark = pytest.mark.e2e  # killed processes
 
 # columns that differ between two projects landing the same files at other times (batch ids,
 # build times, and the partition of closed versions: the run that closed them)

@@ -56,6 +56,7 @@ def shuffled_with_copies(records: list, seed: int) -> list:
     return records
 
 
+@pytest.mark.kafka
 def test_topics_of_four_formats_land_once_from_where_they_stopped_and_build(project, broker) -> None:
     """Keyed JSON with heartbeats (DataWorks), tombstones (Debezium), no key (Canal) and binary
     Avro datums (DTS), each on a topic of three partitions, shuffled and with copies: half is
@@ -103,6 +104,7 @@ def test_topics_of_four_formats_land_once_from_where_they_stopped_and_build(proj
     assert len(project.query("describe history {schema}.raw_cdc_messages")) == commits
 
 
+@pytest.mark.kafka
 def test_a_load_killed_between_its_batches_and_records_produced_while_loading_land_exactly_once(
     broker, tmp_path: Path
 ) -> None:
@@ -182,6 +184,7 @@ def test_which_cleanup_policies_compact_and_how_missing_offsets_are_named() -> N
     assert describe_runs(runs) == "0, 10 to 11, 20, 30 to 31, 40 and 2 more runs (3 offsets)"
 
 
+@pytest.mark.kafka
 def test_offsets_the_broker_removed_before_they_were_landed_fail_naming_them_unless_skipped(project, broker) -> None:
     topic = "cdc.aged"
     broker.create_topic(topic, 1)
@@ -255,6 +258,7 @@ def wait_until_removed(broker: KafkaBroker, topic: str, offsets: set[int]) -> No
         consumer.close()
 
 
+@pytest.mark.kafka
 def test_records_the_log_cleaner_removed_before_they_were_landed_fail_naming_them_unless_accepted(
     project, broker, caplog
 ) -> None:
@@ -307,6 +311,7 @@ def test_records_the_log_cleaner_removed_before_they_were_landed_fail_naming_the
     assert gaps == [(topic, 0, 8, 10, 3, "compaction")]
 
 
+@pytest.mark.kafka
 def test_transaction_markers_and_a_tombstone_at_a_partition_end_are_read_once(project, broker) -> None:
     """A transactional producer's commit markers (one offset each, no record) land without an
     error, and the next load does not read the marker at the end again; nor a tombstone at the
@@ -345,6 +350,7 @@ def test_transaction_markers_and_a_tombstone_at_a_partition_end_are_read_once(pr
     assert ends == [(tombstoned, 4, 0), (transactional, 7, 0)]
 
 
+@pytest.mark.kafka
 def test_a_value_that_is_not_utf8_lands_with_its_reason(project, broker) -> None:
     broker.create_topic("cdc.bytes", 1)
     broker.produce("cdc.bytes", [(None, b'{"op":"\xff"}'), (None, b'{"op":"ok"}')], 1)

@@ -10,6 +10,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
 
 LOADER = (sys.executable, "-m", "cdc_dbt_spark.loader")
@@ -33,6 +35,7 @@ def load(cwd: Path, schema: str, *arguments: str) -> subprocess.CompletedProcess
     return subprocess.run([*LOADER, *arguments], env=environment, cwd=cwd, capture_output=True, text=True)
 
 
+@pytest.mark.slow  # loads
 def test_loader_lands_in_the_project_it_runs_in(tmp_path: Path) -> None:
     """The package is installed from this checkout (the first clone); a load run inside a
     second clone, from one of its subfolders, lands in the second clone's warehouse and

@@ -114,6 +114,7 @@ def test_bad_sources_are_named_before_spark_starts(arguments, message, capsys) -
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # killed
 def test_killed_runner_is_repaired_by_the_next_and_sigterm_ends_the_cycle_first(tmp_path: Path) -> None:
     """A runner SIGKILLed inside a build leaves its batch unbuilt; the next runner builds it
     without landing anything twice, and a SIGTERM while it builds ends it after that cycle."""
@@ -176,6 +177,7 @@ def test_killed_runner_is_repaired_by_the_next_and_sigterm_ends_the_cycle_first(
     assert landed == [{"messages": lines, "files": 2}]  # each file landed once
 
 
+@pytest.mark.slow  # a load
 def test_a_metastore_whose_creation_was_killed_is_made_again(tmp_path: Path) -> None:
     """What Derby leaves of an embedded metastore when its first process is killed while
     creating it (no service.properties): the next process of ours removes it and creates it."""
