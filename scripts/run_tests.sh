@@ -16,6 +16,8 @@ shift || true
 case "$tier" in
 fast)
     selection="not e2e"
+    # single tests to the workers, the tests of one shared build (cdc_testkit.shared_rounds) as a group
+    distribution=loadgroup
     export CDC_SPARK_HOME="${CDC_SPARK_HOME:-$PWD/artifacts/spark-lint}"
     # the JVM class archive (see Makefile, setup) is made while the lint, which uses one core, runs
     archive_log=artifacts/class_archive.log
@@ -37,6 +39,8 @@ fast)
     ;;
 e2e)
     selection="e2e"  # the class archive is make setup's (Makefile, test-e2e)
+    # whole modules: a module's broker, cluster or Thrift server starts once
+    distribution=loadfile
     ;;
 *)
     echo "usage: scripts/run_tests.sh fast|e2e [pytest arguments]: got tier '$tier'" >&2
@@ -46,9 +50,9 @@ esac
 
 echo "== pytest ($tier tier: -m \"$selection\")"
 set +e
-# two workers (one per core), each with its own Spark; a module's tests stay on one worker, and
-# modules go to workers in collection order (conftest puts the slowest first), not by test count
-"$PYTHON" -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=0 -m "$selection" "$@"
+# two workers (one per core), each with its own Spark; work goes to the workers in collection
+# order (conftest puts the slowest first), not by test count
+"$PYTHON" -m pytest -n 2 --dist "$distribution" --no-loadscope-reorder --durations=0 -m "$selection" "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -15,6 +15,7 @@ import argparse
 import json
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from cdc_testkit import PROJECT_ROOT
@@ -58,12 +59,12 @@ CDC = [
 ]
 
 
-def backfill_events() -> list[dict]:
-    return [event for item in BACKFILL for event in datastream_json(item, backfill=True)]
+def backfill_events(database: str = "shop") -> list[dict]:
+    return [event for item in BACKFILL for event in datastream_json(replace(item, database=database), backfill=True)]
 
 
-def cdc_events() -> list[dict]:
-    return [event for item in CDC for event in datastream_json(item)]
+def cdc_events(database: str = "shop") -> list[dict]:
+    return [event for item in CDC for event in datastream_json(replace(item, database=database))]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,14 +62,14 @@ VERSIONS = {
 }
 
 
-def expected_history() -> list[tuple]:
+def expected_history(table: str = TABLE) -> list[tuple]:
     rows = []
     for key, versions in VERSIONS.items():
         for number, (op, deleted, image, offset, sequence) in enumerate(versions, start=1):
             following = versions[number] if number < len(versions) else None
             rows.append(
                 (
-                    TABLE,
+                    table,
                     f'{{"id":{key}}}',
                     number,
                     at(offset),
@@ -85,20 +85,21 @@ def expected_history() -> list[tuple]:
     return sorted(rows, key=lambda r: (r[1], r[2]))
 
 
-def expected_current() -> list[tuple]:
+def expected_current(table: str = TABLE) -> list[tuple]:
     return [
         (t, k, image)
-        for t, k, _v, _f, _to, current, deleted, _op, image, _s, _e in expected_history()
+        for t, k, _v, _f, _to, current, deleted, _op, image, _s, _e in expected_history(table)
         if current and not deleted
     ]
 
 
-def two_loads(seed: int = 3) -> tuple[list[dict], list[dict]]:
+def two_loads(seed: int = 3, database: str = "shop") -> tuple[list[dict], list[dict]]:
     """CDC first (with an exact re-send), then the backfill (arriving after the CDC changes it
     precedes) with a re-send of one backfill event read again later (same uuid, other
-    read_timestamp) and a re-send of the key change; each load shuffled."""
-    cdc = cdc_events()
-    backfill = backfill_events()
+    read_timestamp) and a re-send of the key change; each load shuffled. In `database`: the JSON
+    and Avro tests build together (cdc_testkit.shared_rounds), each in a database of its own."""
+    cdc = cdc_events(database)
+    backfill = backfill_events(database)
     resent_backfill = dict(backfill[0], read_timestamp="2023-11-14T22:14:59.999")
     key_change = [event for event in cdc if event["source_metadata"]["change_type"] == "UPDATE-DELETE"]
     first = [*cdc, cdc[2]]

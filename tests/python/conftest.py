@@ -14,6 +14,7 @@ import pytest
 
 from cdc_testkit import TEST_JAVA_OPTIONS
 from cdc_testkit.harness import PROJECT_ROOT, THIRDPARTY, Project
+from cdc_testkit.shared_rounds import ScenarioView, build_rounds
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,34 +60,71 @@ def new_project():
     return make
 
 
-# pytest-xdist (--dist loadfile) hands the two workers whole modules in collection order: the
-# slowest modules first, so that none of them starts last and runs alone (slowest first, as
-# measured by the suite's --durations)
-SLOWEST_MODULES = (
+@pytest.fixture(scope="session")
+def shared_rounds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScenarioView]:
+    """The scenarios of every test marked shared_rounds in this session, landed and built together in
+    one project (cdc_testkit.shared_rounds), once; by scenario name."""
+    scenarios = {}
+    for item in request.session.items:
+        if marker := item.get_closest_marker("shared_rounds"):
+            scenario = marker.kwargs["scenario"]
+            scenarios[f"{scenario.__module__}.{scenario.__name__}"] = scenario
+    return build_rounds(Project(f"t_shared_{uuid.uuid4().hex[:6]}"), scenarios, tmp_path_factory.mktemp("shared"))
+
+
+@pytest.fixture
+def shared(request: pytest.FixtureRequest, shared_rounds: dict[str, ScenarioView]) -> ScenarioView:
+    """This test's scenario (its shared_rounds marker) as built with the others'."""
+    scenario = request.node.get_closest_marker("shared_rounds").kwargs["scenario"]
+    return shared_rounds[f"{scenario.__module__}.{scenario.__name__}"]
+
+
+# The two pytest-xdist workers take work in collection order, so the slowest work comes first and
+# none of it starts last and runs alone (as measured by the tiers' --durations). The end-to-end tier
+# hands out whole modules (--dist loadfile: a module's broker, cluster or server is started once);
+# the fast tier single tests, and the shared_rounds tests as one group (--dist loadgroup)
+SLOWEST_FIRST = (
+    # end to end
     "test_faults.py",
     "test_cluster_target.py",
-    "test_invariants.py",
-    "test_canal_json.py",
-    "test_typed_tables.py",
-    "test_thrift_target.py",
-    "test_runner.py",
     "test_kafka.py",
     "test_demo_docs_freshness.py",
+    "test_thrift_target.py",
+    # fast
+    "test_invariants.py::test_any_order_any_split_same_history",
+    "test_typed_tables.py::test_typed_tables_follow_declared_columns",
+    "test_delta_tables.py::test_restore_undoes_a_build_and_maintain_changes_no_row",
+    "shared_rounds",
+    "test_runner.py::test_once_lands_every_source_and_builds_every_batch_not_built",
+    "test_dataworks_json.py::test_document_samples_shuffled_in_several_loads",
+    "test_shareplex_json.py::test_key_changes_carry_the_row_over",
+    "test_invariants.py::test_data_tests_check_the_latest_run_or_everything",
+    "test_canal_json.py::test_paimon_captures_and_legacy_layout",
     "test_bad_input.py",
+    "test_debezium_json.py::test_third_party_fixtures",
 )
+
+
+def _slowness_rank(item: pytest.Item, rank: dict[str, int]) -> int:
+    test = f"{item.path.name}::{item.originalname}"
+    group = "shared_rounds" if item.get_closest_marker("shared_rounds") else None
+    return min(rank.get(name, len(rank)) for name in (test, item.path.name, group))
 
 
 # tiers (pyproject.toml's markers): a test that needs a service of its own is end to end, and a
 # test that builds a project, or is end to end, starts Spark
 SERVICES = ("kafka", "thrift", "cluster")
-PROJECT_FIXTURES = ("project", "new_project")
+PROJECT_FIXTURES = ("project", "new_project", "shared")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if any(item.get_closest_marker(service) for service in SERVICES):
             item.add_marker(pytest.mark.e2e)
         if item.get_closest_marker("e2e") or any(name in item.fixturenames for name in PROJECT_FIXTURES):
             item.add_marker(pytest.mark.slow)
-    rank = {name: number for number, name in enumerate(SLOWEST_MODULES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a module's order stays
+        if item.get_closest_marker("shared_rounds"):  # one worker builds them all (--dist loadgroup)
+            item.add_marker(pytest.mark.xdist_group("shared_rounds"))
+    rank = {name: number for number, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: _slowness_rank(item, rank))  # stable: a module's order stays

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import json
 import random
+from functools import partial
 from pathlib import Path
+
+import pytest
 
 from cdc_testkit.encoders import canal_json
 from cdc_testkit.harness import THIRDPARTY, write_jsonl
 from cdc_testkit.scenario import Change
+from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 PAIMON = THIRDPARTY / "canal_json" / "paimon_table_schemaevolution"
 T0 = 1_600_000_000_000
 
 
-def change(kind: str, sequence: int, before=None, after=None, **extra) -> Change:
+def change(kind: str, sequence: int, before=None, after=None, database: str = "shop", **extra) -> Change:
     # several changes share one binlog second (es): `id` orders them
-    return Change(kind, "shop", "orders", sequence, T0 + (sequence // 3) * 1000, ("id",), before, after, **extra)
+    return Change(kind, database, "orders", sequence, T0 + (sequence // 3) * 1000, ("id",), before, after, **extra)
 
 
 def stream() -> list[dict]:
@@ -52,22 +56,26 @@ def at(sequence: int) -> str:
     return str(T0 + (sequence // 3) * 1000).zfill(20) + str(sequence).zfill(20)
 
 
-def test_stream_shuffled_duplicated_in_two_loads(project, tmp_path: Path) -> None:
+def shuffled_duplicated(folder: Path) -> Rounds:
     messages = stream()
     texts = [json.dumps(message) for message in messages]
     texts += texts[::3]  # duplicates
     random.Random(11).shuffle(texts)
     half = len(texts) // 2
-    for part, chunk in enumerate((texts[:half], texts[half:])):
-        project.land("canal_json", write_jsonl(tmp_path / f"part{part}.jsonl", chunk))
-        project.build(tests=part == 1)
+    return [
+        [("canal_json", write_jsonl(folder / f"part{part}.jsonl", chunk))]
+        for part, chunk in enumerate((texts[:half], texts[half:]))
+    ]
 
-    assert project.current() == [
+
+@pytest.mark.shared_rounds(scenario=shuffled_duplicated)
+def test_stream_shuffled_duplicated_in_two_loads(shared: ScenarioView) -> None:
+    assert shared.current() == [
         ("shop.orders", '{"id":1}', '{"amount":1.5,"flag":"7","id":1,"note":"a3"}'),
         ("shop.orders", '{"id":2}', '{"amount":4.0,"id":2,"note":"b again"}'),
         ("shop.orders", '{"id":30}', '{"amount":3.25,"id":30,"note":"c"}'),
     ]
-    history = [(k, v, cur, dele, op, row, s, e) for _t, k, v, _f, _to, cur, dele, op, row, s, e in project.history()]
+    history = [(k, v, cur, dele, op, row, s, e) for _t, k, v, _f, _to, cur, dele, op, row, s, e in shared.history()]
     p0 = "0" * 10
     p1 = "0" * 9 + "1"
     # key_json sorts as text: '{"id":30}' before '{"id":3}'
@@ -82,10 +90,10 @@ def test_stream_shuffled_duplicated_in_two_loads(project, tmp_path: Path) -> Non
         ('{"id":3}', 1, False, False, "insert", '{"amount":3.25,"id":3,"note":"c"}', at(2) + p1, at(8) + p0),
         ('{"id":3}', 2, True, True, "delete", '{"amount":3.25,"id":3,"note":"c"}', at(8) + p0, None),
     ]
-    assert project.query("select table_id, vendor_op, ddl_text from {schema}.cdc_ddl_events") == [
+    assert shared.query("select table_id, vendor_op, ddl_text from {schema}.cdc_ddl_events") == [
         ("shop.orders", "ALTER", "ALTER TABLE orders ADD COLUMN flag INT")
     ]
-    assert project.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
+    assert shared.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
 
 
 def paimon_current(project) -> list[tuple]:
@@ -168,30 +176,41 @@ def test_paimon_captures_and_legacy_layout(project, tmp_path: Path) -> None:
     assert reasons == [("not valid JSON", 5 * 17)]
 
 
-def test_changes_sharing_a_position_stay_apart(project, tmp_path: Path) -> None:
-    """Open-source Canal gives every flat message of one batch the batch's `id`, and `es` has
-    whole seconds: an UPDATE then a DELETE of one key in one batch share (es, id). They are two
-    changes, in the order they arrived; a copy of them landed again changes nothing."""
+TIE_DATABASE = "canal_tie"  # beside the other scenario's shop.orders (cdc_testkit.shared_rounds)
+
+
+def batch_sent_twice(folder: Path) -> Rounds:
+    texts = batch()
+    return [
+        [("canal_json", write_jsonl(folder / "batch.jsonl", texts))],
+        [("canal_json", write_jsonl(folder / "resent.jsonl", texts[2:]))],  # the batch sent again
+    ]
+
+
+def batch() -> list[str]:
+    tied = partial(change, database=TIE_DATABASE)
     first = {"id": 5, "note": "a", "amount": 1.0}
     second = {"id": 6, "note": "b", "amount": 2.0}
     messages = [
-        *canal_json(change("insert", 10, after=first)),
-        *canal_json(change("insert", 10, after=second)),
+        *canal_json(tied("insert", 10, after=first)),
+        *canal_json(tied("insert", 10, after=second)),
         # one batch (id 20): key 5 updated then deleted; key 6 deleted then inserted again
-        *canal_json(change("update", 20, before=first, after={**first, "note": "a2"})),
-        *canal_json(change("delete", 20, before={**first, "note": "a2"})),
-        *canal_json(change("delete", 20, before=second)),
-        *canal_json(change("insert", 20, after={**second, "note": "b2"})),
+        *canal_json(tied("update", 20, before=first, after={**first, "note": "a2"})),
+        *canal_json(tied("delete", 20, before={**first, "note": "a2"})),
+        *canal_json(tied("delete", 20, before=second)),
+        *canal_json(tied("insert", 20, after={**second, "note": "b2"})),
     ]
-    texts = [json.dumps(message) for message in messages]
-    project.land("canal_json", write_jsonl(tmp_path / "batch.jsonl", texts))
-    project.build()
-    project.land("canal_json", write_jsonl(tmp_path / "resent.jsonl", texts[2:]))  # the batch sent again
-    project.build()
+    return [json.dumps(message) for message in messages]
 
-    assert project.current() == [("shop.orders", '{"id":6}', '{"amount":2.0,"id":6,"note":"b2"}')]
+
+@pytest.mark.shared_rounds(scenario=batch_sent_twice)
+def test_changes_sharing_a_position_stay_apart(shared: ScenarioView) -> None:
+    """Open-source Canal gives every flat message of one batch the batch's `id`, and `es` has
+    whole seconds: an UPDATE then a DELETE of one key in one batch share (es, id). They are two
+    changes, in the order they arrived; a copy of them landed again changes nothing."""
+    assert shared.current() == [(f"{TIE_DATABASE}.orders", '{"id":6}', '{"amount":2.0,"id":6,"note":"b2"}')]
     tie = " 000002"
-    history = [(k, v, cur, dele, op, s, e) for _t, k, v, _f, _to, cur, dele, op, _row, s, e in project.history()]
+    history = [(k, v, cur, dele, op, s, e) for _t, k, v, _f, _to, cur, dele, op, _row, s, e in shared.history()]
     p0 = "0" * 10
     assert history == [
         ('{"id":5}', 1, False, False, "insert", at(10) + p0, at(20) + p0),
@@ -201,4 +220,4 @@ def test_changes_sharing_a_position_stay_apart(project, tmp_path: Path) -> None:
         ('{"id":6}', 2, False, True, "delete", at(20) + p0, at(20) + p0 + tie),
         ('{"id":6}', 3, True, False, "insert", at(20) + p0 + tie, None),
     ]
-    assert project.query("select count(*) from {schema}.cdc_events") == [(6,)]
+    assert shared.query("select count(*) from {schema}.cdc_events") == [(6,)]

@@ -6,9 +6,12 @@ import random
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.encoders import datahub_tuple
 from cdc_testkit.harness import write_jsonl
 from cdc_testkit.scenario import Change
+from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 T0 = 1_650_000_000_000
 
@@ -25,8 +28,7 @@ def seq(sequence: int) -> str:
     return str(sequence).zfill(38)
 
 
-def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -> None:
-    """Insert, updates, delete, re-insert; sequence ids compared as numbers (102 < 1000)."""
+def shuffled_with_duplicates(folder: Path) -> Rounds:
     a, b, c = ({"id": 1, "name": name} for name in "abc")
     x, again = {"id": 2, "name": "x"}, {"id": 2, "name": "again"}
     changes = [
@@ -43,14 +45,20 @@ def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -
     assert all(message["_source_table_"].startswith("tuple_shop.") for message in messages)
     random.Random(3).shuffle(messages)
     first, second = messages[:5], messages[5:] + messages[:3]  # the second load repeats three rows
-    project.land("datahub_tuple", write_jsonl(tmp_path / "load1.jsonl", first))
-    project.build(tests=False)
-    project.land("datahub_tuple", write_jsonl(tmp_path / "load2.jsonl", second))
-    project.land("datahub_tuple", tmp_path / "load1.jsonl")  # re-landed file: nothing new
-    project.build()
+    load1 = write_jsonl(folder / "load1.jsonl", first)
+    return [
+        [("datahub_tuple", load1)],
+        [("datahub_tuple", write_jsonl(folder / "load2.jsonl", second)), ("datahub_tuple", load1)],
+    ]
+
+
+@pytest.mark.shared_rounds(scenario=shuffled_with_duplicates)
+def test_stream_shuffled_with_duplicates_in_two_loads(shared: ScenarioView) -> None:
+    """Insert, updates, delete, re-insert; sequence ids compared as numbers (102 < 1000)."""
+    assert shared.landed[1][1]["messages"] == 0  # re-landed file: nothing new
 
     table = "tuple_shop.orders"
-    assert project.history() == [
+    assert shared.history() == [
         (table, '{"id":1}', 1, at(100), at(102), False, False, "insert", '{"id":1,"name":"a"}', seq(100), seq(102)),
         (table, '{"id":1}', 2, at(102), at(1000), False, False, "update", '{"id":1,"name":"b"}', seq(102), seq(1000)),
         (table, '{"id":1}', 3, at(1000), None, True, False, "update", '{"id":1,"name":"c"}', seq(1000), None),
@@ -59,10 +67,10 @@ def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -
         (table, '{"id":2}', 3, at(1002), None, True, False, "insert", '{"id":2,"name":"again"}', seq(1002), None),
     ]
     # metadata columns never leak into the row image
-    assert project.current() == [
+    assert shared.current() == [
         (table, '{"id":1}', '{"id":1,"name":"c"}'),
         (table, '{"id":2}', '{"id":2,"name":"again"}'),
     ]
-    assert project.query("select table_id, quarantine_reason from {schema}.cdc_quarantine") == [
+    assert shared.query("select table_id, quarantine_reason from {schema}.cdc_quarantine") == [
         ("tuple_shop.nokey", "no key: the message declares none, seed cdc_table_keys has none, no row locator column")
     ]

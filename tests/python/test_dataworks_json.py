@@ -6,10 +6,13 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.dataworks_samples import EXPECTED_SAMPLE_HISTORY, history_summary, sample_messages
 from cdc_testkit.encoders import dataworks_json
 from cdc_testkit.harness import write_jsonl
 from cdc_testkit.scenario import Change
+from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 
 def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path) -> None:
@@ -49,12 +52,15 @@ def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path)
     assert shuffled.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
 
 
+DATABASE = "dw_shop"  # beside the other formats' scenarios (cdc_testkit.shared_rounds)
+
+
 def change(kind: str, sequence: int, table: str = "orders", before=None, after=None, **extra) -> Change:
-    return Change(kind, "shop", table, sequence, 1_600_000_000_000 + sequence * 1000, ("id",), before, after, **extra)
+    return Change(kind, DATABASE, table, sequence, 1_600_000_000_000 + sequence * 1000, ("id",), before, after, **extra)
 
 
-def test_semantics(project, tmp_path: Path) -> None:
-    """Ordering, update modes, key changes, truncates, typed values, quarantine."""
+def semantics_messages() -> tuple[list[dict | str], dict]:
+    """The messages of every rule, and the bad ones by what is wrong with them."""
     row = {"id": 1, "note": "a"}
     messages: list[dict | str] = []
     # sequence ids compared as numbers: 9 < 10 < 100 (as strings "9" > "10")
@@ -123,50 +129,11 @@ def test_semantics(project, tmp_path: Path) -> None:
         },
     }
     messages += list(bad.values())
-    project.land("dataworks_json", write_jsonl(tmp_path / "semantics.jsonl", messages))
-    project.build(tests=False)
+    return messages, bad
 
-    def rows(table: str) -> list[tuple]:
-        return [
-            (key, version, deleted, current, json.loads(image))
-            for _t, key, version, _f, _to, current, deleted, _op, image, _s, _e in project.history()
-            if _t == f"shop.{table}"
-        ]
 
-    assert [r[4]["note"] for r in rows("numeric")] == ["first", "second", "third"]
-    assert [r[1:] for r in rows("two_messages")] == [r[1:] for r in rows("one_message")]
-    assert [(r[2], r[4]["note"]) for r in rows("reinsert")] == [(False, "old"), (True, "old"), (False, "new")]
-    assert [(r[0], r[2], r[3]) for r in rows("rekey")] == [
-        ('{"id":1}', False, False),
-        ('{"id":1}', True, True),
-        ('{"id":2}', False, True),
-    ]
-    assert project.query(
-        "select key_json, to_json(row_image) from {schema}.cdc_current where table_id = 'shop.trunc'"
-    ) == [('{"id":3}', '{"id":3,"note":"after"}')]
-    assert project.query("select count(*) from {schema}.cdc_history where table_id = 'shop.trunc' and is_deleted") == [
-        (3,)
-    ]
-    assert project.query("select is_truncate from {schema}.cdc_ddl_events where table_id = 'shop.trunc'") == [(True,)]
-    assert [r[0] for r in rows("canon")] == ['{"id":9,"a":1}', '{"id":9,"a":1}']
-    reasons = sorted(r[0] for r in project.query("select quarantine_reason from {schema}.cdc_quarantine"))
-    assert reasons == sorted(
-        [
-            "not valid JSON",
-            "no operation in the message",
-            'unknown operation {"op":"UPSERT"}',
-            "no table in the message",
-            "no sequence in the message",
-            "no commit time in the message",
-            'key column absent from the row image: ["id"]',
-        ]
-    )
-    ledger = project.query(
-        "select sum(messages_landed), sum(transaction_messages), sum(quarantined_messages) "
-        "from {schema}.cdc_load_batches"
-    )
-    assert ledger == [(len(messages), 2, len(bad))]
-    # typed values: DATE is a timestamp, BYTES binary, LONG/DOUBLE/BOOLEAN keep their JSON type
+def typed_message() -> dict:
+    """DATE is a timestamp, BYTES binary, LONG/DOUBLE/BOOLEAN keep their JSON type."""
     typed = dataworks_json(
         change(
             "insert",
@@ -182,11 +149,65 @@ def test_semantics(project, tmp_path: Path) -> None:
         {"name": "updated", "type": "DATE"},
         {"name": "blob", "type": "BYTES"},
     ]
-    project.land("dataworks_json", write_jsonl(tmp_path / "typed.jsonl", [typed]))
-    project.build()
-    assert project.query(
+    return typed
+
+
+def semantics_then_typed(folder: Path) -> Rounds:
+    return [
+        [("dataworks_json", write_jsonl(folder / "semantics.jsonl", semantics_messages()[0]))],
+        [("dataworks_json", write_jsonl(folder / "typed.jsonl", [typed_message()]))],
+    ]
+
+
+@pytest.mark.shared_rounds(scenario=semantics_then_typed)
+def test_semantics(shared: ScenarioView) -> None:
+    """Ordering, update modes, key changes, truncates, typed values, quarantine."""
+    messages, bad = semantics_messages()
+
+    def rows(table: str) -> list[tuple]:
+        return [
+            (key, version, deleted, current, json.loads(image))
+            for _t, key, version, _f, _to, current, deleted, _op, image, _s, _e in shared.history(after_round=0)
+            if _t == f"{DATABASE}.{table}"
+        ]
+
+    assert [r[4]["note"] for r in rows("numeric")] == ["first", "second", "third"]
+    assert [r[1:] for r in rows("two_messages")] == [r[1:] for r in rows("one_message")]
+    assert [(r[2], r[4]["note"]) for r in rows("reinsert")] == [(False, "old"), (True, "old"), (False, "new")]
+    assert [(r[0], r[2], r[3]) for r in rows("rekey")] == [
+        ('{"id":1}', False, False),
+        ('{"id":1}', True, True),
+        ('{"id":2}', False, True),
+    ]
+    assert shared.query(
+        "select key_json, to_json(row_image) from {schema}.cdc_current where table_id = 'dw_shop.trunc'"
+    ) == [('{"id":3}', '{"id":3,"note":"after"}')]
+    assert shared.query(
+        "select count(*) from {schema}.cdc_history where table_id = 'dw_shop.trunc' and is_deleted"
+    ) == [(3,)]
+    assert shared.query("select is_truncate from {schema}.cdc_ddl_events where table_id = 'dw_shop.trunc'") == [(True,)]
+    assert [r[0] for r in rows("canon")] == ['{"id":9,"a":1}', '{"id":9,"a":1}']
+    reasons = sorted(r[0] for r in shared.query("select quarantine_reason from {schema}.cdc_quarantine"))
+    assert reasons == sorted(
+        [
+            "not valid JSON",
+            "no operation in the message",
+            'unknown operation {"op":"UPSERT"}',
+            "no table in the message",
+            "no sequence in the message",
+            "no commit time in the message",
+            'key column absent from the row image: ["id"]',
+        ]
+    )
+    ledger = shared.query(
+        "select sum(messages_landed), sum(transaction_messages), sum(quarantined_messages) "
+        "from {schema}.cdc_load_batches"
+    )
+    assert ledger == [(len(messages) + 1, 2, len(bad))]  # and the typed message of the second round
+    # typed values (typed_message)
+    assert shared.query(
         "select schema_of_variant(row_image), cast(variant_get(row_image, '$.blob', 'binary') as string), "
-        "variant_get(row_image, '$.updated', 'timestamp') from {schema}.cdc_current where table_id = 'shop.typed'"
+        "variant_get(row_image, '$.updated', 'timestamp') from {schema}.cdc_current where table_id = 'dw_shop.typed'"
     ) == [
         (
             "OBJECT<active: BOOLEAN, amount: DOUBLE, blob: BINARY, id: BIGINT, updated: TIMESTAMP>",

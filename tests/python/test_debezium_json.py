@@ -7,9 +7,12 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.encoders import debezium_json
 from cdc_testkit.harness import PROJECT_ROOT, THIRDPARTY, write_jsonl
 from cdc_testkit.scenario import Change
+from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 SAMPLES = PROJECT_ROOT / "sample_data" / "debezium_json"
 THIRD_PARTY = THIRDPARTY / "debezium_json"
@@ -30,8 +33,7 @@ def seq(sequence: int, op: int) -> str:
     return f"{sequence:020d}.{T0 + sequence * 1000:020d}.{op}"
 
 
-def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
-    """c/u/d/re-insert, truncate, TOAST placeholder, tombstones, heartbeat, transaction markers."""
+def shuffled_messages() -> list[str]:
     a1, a2 = {"id": 1, "note": "a", "big": "long text"}, {"id": 1, "note": "b", "big": "long text"}
     b1, b2 = {"id": 2, "note": "x", "big": None}, {"id": 2, "note": "z", "big": None}
     changes = [
@@ -63,16 +65,29 @@ def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
     messages.append(json.dumps(narrowed[0]))
     messages += [line.strip() for line in (SAMPLES / "doc003_debezium_json_insert.jsonl").open() if line.strip()]
     random.Random(5).shuffle(messages)
+    return messages
+
+
+def two_loads(folder: Path) -> Rounds:
+    messages = shuffled_messages()
     first = messages[:6]
     second = messages[6:] + [m for m in first if '"op"' in m][:2]  # duplicates in the second load
-    project.land("debezium_json", write_jsonl(tmp_path / "load1.jsonl", first))
-    project.build(tests=False)
-    project.land("debezium_json", write_jsonl(tmp_path / "load2.jsonl", second))
-    # a schema-drifted update (extra column) of Debezium's own serde fixtures
-    project.land("debezium_json", SERDE / "serde-unknown-property.json")
-    project.build()
+    return [
+        [("debezium_json", write_jsonl(folder / "load1.jsonl", first))],
+        [
+            ("debezium_json", write_jsonl(folder / "load2.jsonl", second)),
+            # a schema-drifted update (extra column) of Debezium's own serde fixtures
+            ("debezium_json", SERDE / "serde-unknown-property.json"),
+        ],
+    ]
 
-    assert project.current() == [
+
+@pytest.mark.shared_rounds(scenario=two_loads)
+def test_stream_shuffled_in_two_loads(shared: ScenarioView) -> None:
+    """c/u/d/re-insert, truncate, TOAST placeholder, tombstones, heartbeat, transaction markers."""
+    messages = shuffled_messages()
+
+    assert shared.current() == [
         ("cdl.public.ct_pg2hudi", '{"id":35}', '{"count1":14,"decimalNum":null,"id":35,"time1":null}'),
         (
             "inventory.customers",
@@ -84,7 +99,7 @@ def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
         ("pg.public.orders", '{"id":1}', '{"big":"long text","id":1,"note":"c"}'),
         ("pg.public.orders", '{"id":2}', '{"big":null,"id":2,"note":"z"}'),
     ]
-    orders = [row for row in project.history() if row[0] == "pg.public.orders"]
+    orders = [row for row in shared.history() if row[0] == "pg.public.orders"]
     assert orders == [
         ("pg.public.orders", '{"id":1}', 1, ts(10), ts(13), False, False, "insert",
          '{"big":"long text","id":1,"note":"a"}', seq(10, 1), seq(13, 2)),
@@ -99,15 +114,15 @@ def test_stream_shuffled_in_two_loads(project, tmp_path: Path) -> None:
         ("pg.public.orders", '{"id":2}', 3, ts(16), None, True, False, "insert",
          '{"big":null,"id":2,"note":"z"}', seq(16, 1), None),
     ]  # fmt: skip
-    gone = [(r[1], r[2], r[5], r[6], r[7]) for r in project.history() if r[0] == "pg.public.gone"]
+    gone = [(r[1], r[2], r[5], r[6], r[7]) for r in shared.history() if r[0] == "pg.public.gone"]
     assert gone == [('{"id":5}', 1, False, False, "insert"), ('{"id":5}', 2, True, True, "truncate"),
                     ('{"id":6}', 1, True, False, "insert")]  # fmt: skip
-    assert project.query("select table_id, is_truncate from {schema}.cdc_ddl_events") == [("pg.public.gone", True)]
-    assert project.query("select count(*) from {schema}.cdc_heartbeats") == [(1,)]
-    assert project.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
+    assert shared.query("select table_id, is_truncate from {schema}.cdc_ddl_events") == [("pg.public.gone", True)]
+    assert shared.query("select count(*) from {schema}.cdc_heartbeats") == [(1,)]
+    assert shared.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
     # the tombstone after the delete and the BEGIN/END markers are counted, not row changes
     landed = len(messages) + 2 + 1
-    assert project.query(
+    assert shared.query(
         "select sum(messages_landed), sum(transaction_messages), sum(heartbeat_messages), sum(ddl_messages) "
         "from {schema}.cdc_load_batches"
     ) == [(landed, 3, 1, 1)]

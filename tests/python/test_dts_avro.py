@@ -11,15 +11,18 @@ import datetime as dt
 import random
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.avro_files import write_dts_avro
 from cdc_testkit.encoders import dts_avro
 from cdc_testkit.scenario import Change
+from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 T0 = 1_696_984_400_000
 
 
 def change(kind: str, sequence: int, before=None, after=None, **extra) -> Change:
-    return Change(kind, "shop", "orders", sequence, T0 + sequence * 1000, ("id",), before, after, **extra)
+    return Change(kind, "dts_shop", "orders", sequence, T0 + sequence * 1000, ("id",), before, after, **extra)
 
 
 def at(sequence: int) -> str:
@@ -52,44 +55,51 @@ def stream() -> list[dict]:
     return [record for item in changes for record in dts_avro(item)]
 
 
-def test_stream_in_two_loads_three_carriers(project, tmp_path: Path) -> None:
+def shuffled_records() -> list[dict]:
     records = stream()
     records += records[::4]  # duplicates
     random.Random(5).shuffle(records)
+    return records
+
+
+def three_carriers(folder: Path) -> Rounds:
+    records = shuffled_records()
     third = len(records) // 3
     first = [
-        write_dts_avro(records[:third], tmp_path / "a_base64.txt"),
-        write_dts_avro(records[third : 2 * third], tmp_path / "b_sdk_java_base64.txt", legacy_writer=True),
+        write_dts_avro(records[:third], folder / "a_base64.txt"),
+        write_dts_avro(records[third : 2 * third], folder / "b_sdk_java_base64.txt", legacy_writer=True),
     ]
-    project.land("dts_avro", *first)
-    project.build(tests=False)
-    second = write_dts_avro(records[2 * third :], tmp_path / "c.avro", container=True)
-    project.land("dts_avro", second, first[0])  # first[0] again: landed once only
-    project.build()
+    second = write_dts_avro(records[2 * third :], folder / "c.avro", container=True)
+    return [[("dts_avro", *first)], [("dts_avro", second, first[0])]]  # first[0] again: landed once only
 
-    assert project.current() == [
-        ("shop.orders", '{"id":1}', '{"amount":3.0,"id":1,"name":"green tea","note":null}'),
-        ("shop.orders", '{"id":2}', '{"amount":5.5,"id":2,"name":"pie","note":"back"}'),
+
+@pytest.mark.shared_rounds(scenario=three_carriers)
+def test_stream_in_two_loads_three_carriers(shared: ScenarioView) -> None:
+    records = shuffled_records()
+
+    assert shared.current() == [
+        ("dts_shop.orders", '{"id":1}', '{"amount":3.0,"id":1,"name":"green tea","note":null}'),
+        ("dts_shop.orders", '{"id":2}', '{"amount":5.5,"id":2,"name":"pie","note":"back"}'),
     ]
-    assert project.history() == [
-        ("shop.orders", '{"id":1}', 1, when(2), when(5), False, False, "insert",
+    assert shared.history() == [
+        ("dts_shop.orders", '{"id":1}', 1, when(2), when(5), False, False, "insert",
          '{"amount":2.5,"id":1,"name":"tea"}', at(2), at(5)),
-        ("shop.orders", '{"id":1}', 2, when(5), when(10), False, False, "update",
+        ("dts_shop.orders", '{"id":1}', 2, when(5), when(10), False, False, "update",
          '{"amount":3.0,"id":1,"name":"tea"}', at(5), at(10)),
-        ("shop.orders", '{"id":1}', 3, when(10), None, True, False, "update",
+        ("dts_shop.orders", '{"id":1}', 3, when(10), None, True, False, "update",
          '{"amount":3.0,"id":1,"name":"green tea","note":null}', at(10), None),
-        ("shop.orders", '{"id":2}', 1, when(3), when(7), False, False, "insert",
+        ("dts_shop.orders", '{"id":2}', 1, when(3), when(7), False, False, "insert",
          '{"amount":4.0,"id":2,"name":"cake"}', at(3), at(7)),
-        ("shop.orders", '{"id":2}', 2, when(7), when(9), False, True, "delete",
+        ("dts_shop.orders", '{"id":2}', 2, when(7), when(9), False, True, "delete",
          '{"amount":4.0,"id":2,"name":"cake"}', at(7), at(9)),
-        ("shop.orders", '{"id":2}', 3, when(9), None, True, False, "insert",
+        ("dts_shop.orders", '{"id":2}', 3, when(9), None, True, False, "insert",
          '{"amount":5.5,"id":2,"name":"pie","note":"back"}', at(9), None),
     ]  # fmt: skip
-    assert project.query("select table_id, vendor_op, ddl_text from {schema}.cdc_ddl_events") == [
-        ("shop.orders", "DDL", "ALTER TABLE orders ADD COLUMN note VARCHAR(20)")
+    assert shared.query("select table_id, vendor_op, ddl_text from {schema}.cdc_ddl_events") == [
+        ("dts_shop.orders", "DDL", "ALTER TABLE orders ADD COLUMN note VARCHAR(20)")
     ]
-    assert project.query("select count(*) from {schema}.cdc_heartbeats") == [(1,)]
-    assert project.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
-    ledger = project.query("select sum(messages_landed), sum(transaction_messages) from {schema}.cdc_load_batches")
+    assert shared.query("select count(*) from {schema}.cdc_heartbeats") == [(1,)]
+    assert shared.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
+    ledger = shared.query("select sum(messages_landed), sum(transaction_messages) from {schema}.cdc_load_batches")
     markers = sum(1 for record in records if record["operation"] in ("BEGIN", "COMMIT"))
     assert ledger == [(len(records), markers)]

@@ -6,7 +6,10 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.harness import write_jsonl
+from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 T0 = datetime(2024, 1, 1)
 TABLE = "SHOP.ORDERS"
@@ -39,8 +42,7 @@ def position(scn: int, trans: str, seq: int = 1) -> str:
     return f"{str(scn).zfill(38)}/{parts}/{str(seq).zfill(20)}"
 
 
-def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -> None:
-    """Partial updates overlaid, scn/trans/seq order (trans part by part), delete, re-insert, truncate."""
+def shuffled_with_duplicates(folder: Path) -> Rounds:
     messages = [
         message("ins", 100, "9.0.1", 1, {"ID": "1", "NAME": "a", "QTY": "5"}, rowid="R1"),
         message("ins", 100, "9.0.1", 2, {"ID": "2", "NAME": "x", "QTY": "1"}, rowid="R2"),
@@ -57,10 +59,15 @@ def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -
     ]
     random.Random(5).shuffle(messages)
     first, second = messages[:5], messages[5:] + messages[:2]  # the second load repeats two messages
-    project.land("shareplex_json", write_jsonl(tmp_path / "load1.jsonl", first))
-    project.build(tests=False)
-    project.land("shareplex_json", write_jsonl(tmp_path / "load2.jsonl", second))
-    project.build()
+    return [
+        [("shareplex_json", write_jsonl(folder / "load1.jsonl", first))],
+        [("shareplex_json", write_jsonl(folder / "load2.jsonl", second))],
+    ]
+
+
+@pytest.mark.shared_rounds(scenario=shuffled_with_duplicates)
+def test_stream_shuffled_with_duplicates_in_two_loads(shared: ScenarioView) -> None:
+    """Partial updates overlaid, scn/trans/seq order (trans part by part), delete, re-insert, truncate."""
 
     def at(scn: int) -> datetime:
         return T0 + timedelta(seconds=scn)
@@ -80,7 +87,7 @@ def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -
         position(700, "3.1.5"),
     )
     k1, k2, k3 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}'
-    assert project.history() == [
+    assert shared.history() == [
         (TABLE, k1, 1, at(100), at(200), False, False, "insert", one_a, p100_1, p200a),
         (TABLE, k1, 2, at(200), at(200), False, False, "update", one_b, p200a, p200b),
         (TABLE, k1, 3, at(200), at(300), False, False, "update", one_c, p200b, p300),
@@ -104,11 +111,11 @@ def test_stream_shuffled_with_duplicates_in_two_loads(project, tmp_path: Path) -
             None,
         ),
     ]
-    assert project.current() == [(TABLE, k3, '{"ID":"3","NAME":"after","QTY":"1","rowid":"R3"}')]
-    assert project.query("select table_id, vendor_op, is_truncate from {schema}.cdc_ddl_events") == [
+    assert shared.current() == [(TABLE, k3, '{"ID":"3","NAME":"after","QTY":"1","rowid":"R3"}')]
+    assert shared.query("select table_id, vendor_op, is_truncate from {schema}.cdc_ddl_events") == [
         (TABLE, "TRUNCATE", True)
     ]
-    assert project.query("select quarantine_reason from {schema}.cdc_quarantine") == [
+    assert shared.query("select quarantine_reason from {schema}.cdc_quarantine") == [
         ('unknown operation {"op":"MERGE"}',)
     ]
 
