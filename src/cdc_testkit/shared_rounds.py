@@ -16,7 +16,8 @@ a function of a folder that writes its messages and returns its loads, round by 
 Each load is a call of the loader, and its landing batches are the scenario's: every table with a
 load_batch_id is read back filtered by them, and cdc_history and cdc_current by the tables those batches
 hold (a table two scenarios land is an error that names both). Data tests run in the last round's build,
-over whole tables. A scenario that needs vars, a full refresh or a failing build keeps its own project.
+over whole tables; then a full refresh rebuilds everything (history(after_round=-1) and current(-1) are
+what it built). A scenario that needs vars or a failing build, or changes tables, keeps its own project.
 """
 
 from __future__ import annotations
@@ -55,14 +56,16 @@ class ScenarioView:
     tables: set[str] = field(default_factory=set)
     # per round, per load: what the loader said (files, messages, batches...)
     landed: list[list[dict[str, int]]] = field(default_factory=list)
-    # per round: history() and current() as they were after that round's build
+    # per round: history() and current() as they were after that round's build, then after a full
+    # refresh (the last entry: `--full-refresh` builds what the incremental builds built)
     histories: list[list[tuple]] = field(default_factory=list)
     currents: list[list[tuple]] = field(default_factory=list)
 
-    def history(self, after_round: int = -1) -> list[tuple]:
+    def history(self, after_round: int = -2) -> list[tuple]:
+        """After the given round's build (by default the last one's); -1: after the full refresh."""
         return self.histories[after_round]
 
-    def current(self, after_round: int = -1) -> list[tuple]:
+    def current(self, after_round: int = -2) -> list[tuple]:
         return self.currents[after_round]
 
     def query(self, sql: str) -> list[tuple]:
@@ -100,15 +103,22 @@ def build_rounds(project: Project, scenarios: dict[str, Scenario], folder: Path)
                     f"where load_batch_id > {landed_up_to}"
                 )
                 view.batches.update(batch for (batch,) in batches)
-                landed_up_to = max(view.batches, default=landed_up_to)
+                landed_up_to = max([landed_up_to, *(batch for (batch,) in batches)])
         project.build(tests=number == last_round)
-        history, current = project.query(HISTORY), project.query(CURRENT)
-        owners = _table_owners(project, views)
-        for name, view in views.items():
-            view.tables = {table for table, owner in owners.items() if owner == name}
-            view.histories.append([row for row in history if row[0] in view.tables])
-            view.currents.append([row for row in current if row[0] in view.tables])
+        _snapshot(project, views)
+    project.build("--full-refresh", tests=False)
+    _snapshot(project, views)
     return views
+
+
+def _snapshot(project: Project, views: dict[str, ScenarioView]) -> None:
+    """Each scenario's tables, history and current, as they are now."""
+    history, current = project.query(HISTORY), project.query(CURRENT)
+    owners = _table_owners(project, views)
+    for name, view in views.items():
+        view.tables = {table for table, owner in owners.items() if owner == name}
+        view.histories.append([row for row in history if row[0] in view.tables])
+        view.currents.append([row for row in current if row[0] in view.tables])
 
 
 def _table_owners(project: Project, views: dict[str, ScenarioView]) -> dict[str, str]:

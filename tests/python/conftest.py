@@ -128,3 +128,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group("shared_rounds"))
     rank = {name: number for number, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: _slowness_rank(item, rank))  # stable: a module's order stays
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist has put the group in each node id
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """With --dist loadgroup a worker reports each test with its group (test@shared_rounds); where
+    that fails (pytest-xdist and pytest out of step), each worker would build the shared project."""
+    if not getattr(session.config.option, "loadgroup", False):  # set on the workers only
+        return
+    ungrouped = [
+        item.nodeid
+        for item in session.items
+        if item.get_closest_marker("shared_rounds") and not item.nodeid.endswith("@shared_rounds")
+    ]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist did not group {ungrouped[0]} with the other shared_rounds tests "
+            "(pytest and pytest-xdist out of step: requirements.txt pins them)"
+        )

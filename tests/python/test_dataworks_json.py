@@ -15,14 +15,28 @@ from cdc_testkit.scenario import Change
 from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 
-def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path) -> None:
-    """Every message twice in one load gives the exact history; shuffled arrival over three
-    loads (each followed by a build) gives the same."""
+def shuffled_samples() -> list[str]:
     messages = sample_messages()
     random.Random(7).shuffle(messages)
-    parts = [write_jsonl(tmp_path / f"part{part}.jsonl", messages[part::3]) for part in range(3)]
+    return messages
+
+
+def shuffled_parts(folder: Path) -> list[Path]:
+    messages = shuffled_samples()
+    return [write_jsonl(folder / f"part{part}.jsonl", messages[part::3]) for part in range(3)]
+
+
+def samples_in_three_loads(folder: Path) -> Rounds:
+    return [[("dataworks_json", part)] for part in shuffled_parts(folder)]
+
+
+@pytest.mark.shared_rounds(scenario=samples_in_three_loads)
+def test_document_samples_shuffled_in_several_loads(shared: ScenarioView, project, tmp_path: Path) -> None:
+    """Every message twice in one load gives the exact history; shuffled arrival over three
+    loads (each followed by a build: the shared project's rounds) gives the same."""
+    messages, parts = shuffled_samples(), shuffled_parts(tmp_path)
     # every message twice (and the first file landed again) changes nothing: the reference
-    doubled = new_project()
+    doubled = project
     doubled.land("dataworks_json", write_jsonl(tmp_path / "twice.jsonl", messages + messages[::-1]))
     doubled.land("dataworks_json", parts[0], parts[0])
     doubled.build(tests=False)
@@ -38,18 +52,14 @@ def test_document_samples_shuffled_in_several_loads(new_project, tmp_path: Path)
     assert doubled.query("select count(*) from {schema}.cdc_heartbeats") == [(2,)]
     assert doubled.query("select count(*) from {schema}.cdc_ddl_events") == [(1,)]
 
-    shuffled = new_project()
-    for number, part in enumerate(parts):
-        shuffled.land("dataworks_json", part)
-        shuffled.build(tests=number == len(parts) - 1)
-    assert shuffled.history() == doubled.history()
-    assert shuffled.current() == doubled.current()
+    assert shared.history() == doubled.history()
+    assert shared.current() == doubled.current()
     # heartbeats and DDL went to their own tables, nothing was quarantined
-    assert shuffled.query("select count(*) from {schema}.cdc_heartbeats") == [(2,)]
-    assert shuffled.query("select table_id, vendor_op from {schema}.cdc_ddl_events") == [
+    assert shared.query("select count(*) from {schema}.cdc_heartbeats") == [(2,)]
+    assert shared.query("select table_id, vendor_op from {schema}.cdc_ddl_events") == [
         ("yunshi_db.t_shiyu_nopk", "ALTER")
     ]
-    assert shuffled.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
+    assert shared.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
 
 
 DATABASE = "dw_shop"  # beside the other formats' scenarios (cdc_testkit.shared_rounds)

@@ -2,9 +2,10 @@
 
 Seeded scenarios (many tables and keys, inserts, updates, deletes, re-inserts, key changes,
 truncates, DDL, heartbeats, transaction markers, equal timestamps) are rendered in each
-format. One project lands everything once and builds once; another lands the same messages
-shuffled, with duplicates, split into several loads each followed by a build. Both must
-give exactly the same history and current state, and agree with a replay in Python.
+format. One project lands everything once and builds once; the shared project (the format
+modules' scenarios' too, cdc_testkit.shared_rounds) lands the same messages shuffled, with
+duplicates, split into several loads each followed by a build. Both must give exactly the same
+history and current state, and agree with a replay in Python.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from cdc_dbt_spark.loader import project_formats
 from cdc_testkit.encoders import CANNOT_TRUNCATE, ENCODERS
 from cdc_testkit.harness import write_jsonl
 from cdc_testkit.oracle import expected_state
 from cdc_testkit.scenario import Scenario
+from cdc_testkit.shared_rounds import Load, Rounds, ScenarioView
 from cdc_testkit.stream import write_stream
 
 SEEDS = (11, 12, 13)
@@ -36,32 +40,58 @@ def formats_under_test() -> list[str]:
     return [name for name in ENCODERS if name in project_formats()]
 
 
-def test_any_order_any_split_same_history(new_project, tmp_path: Path) -> None:
-    reference = new_project()
-    split = new_project()
-    ordered: dict[str, list[Path]] = {}  # per format: one file per seed, in commit order
-    varied: dict[tuple[str, int], list[Path]] = {}  # per format and load: one file per seed
-    oracle: dict[str, tuple[dict, dict]] = {}
+def ordered_and_split(folder: Path) -> tuple[dict[str, list[Path]], list[list[Load]]]:
+    """Every format's scenarios written twice: in commit order, one file per seed and format; and
+    shuffled with duplicates, split into LOADS loads (per load, a landing of each format's files
+    of every seed, then the first format's first file again: it lands nothing)."""
+    ordered: dict[str, list[Path]] = {}
+    loads: list[list[Load]] = [[] for _ in range(LOADS)]
     for source_format in formats_under_test():
+        varied: list[list[Path]] = [[] for _ in range(LOADS)]
         for seed in SEEDS:
             changes = scenario_changes(source_format, seed)
-            oracle[f"{source_format}_s{seed}"] = expected_state(changes)
             ordered.setdefault(source_format, []).extend(
-                write_stream(changes, source_format, tmp_path / "ordered" / source_format, seed=seed, shuffle=False)
+                write_stream(changes, source_format, folder / "ordered" / source_format, seed=seed, shuffle=False)
             )
             shuffled_loads = write_stream(
                 changes,
                 source_format,
-                tmp_path / "varied" / source_format,
+                folder / "varied" / source_format,
                 files=LOADS,
                 seed=seed,
                 duplicate_share=0.15,
                 shuffle=True,
             )
             for load, path in enumerate(shuffled_loads):
-                varied.setdefault((source_format, load), []).append(path)
-        reference.land(source_format, *ordered[source_format])
-    reference.build(tests=False)  # the data tests run on the split project's last build
+                varied[load].append(path)
+        for load, paths in enumerate(varied):
+            loads[load].append((source_format, *paths))
+    first_format, *first_paths = loads[0][0]
+    for load in loads:
+        load.append((first_format, first_paths[0]))
+    return ordered, loads
+
+
+def split_loads(folder: Path) -> Rounds:
+    return ordered_and_split(folder)[1]
+
+
+@pytest.mark.shared_rounds(scenario=split_loads)
+def test_any_order_any_split_same_history(
+    shared: ScenarioView, shared_rounds: dict[str, ScenarioView], new_project, tmp_path: Path
+) -> None:
+    """The split loads are built with the format modules' scenarios (cdc_testkit.shared_rounds): a
+    build after each load, data tests in the last, then a full refresh."""
+    reference = new_project()
+    ordered, _loads = ordered_and_split(tmp_path)
+    oracle = {
+        f"{source_format}_s{seed}": expected_state(scenario_changes(source_format, seed))
+        for source_format in formats_under_test()
+        for seed in SEEDS
+    }
+    for source_format, paths in ordered.items():
+        reference.land(source_format, *paths)
+    reference.build(tests=False)  # the data tests run on the shared project's last build
 
     # the replay in Python agrees with the SQL models; a source may name more than database and
     # table (Debezium's PostgreSQL connector: db.schema.table), the scenario's database is next to last
@@ -93,26 +123,23 @@ def test_any_order_any_split_same_history(new_project, tmp_path: Path) -> None:
         ), database
         assert version_counts[database] == versions, database
 
-    # any arrival order, duplicates, any split into loads each followed by a build
-    for load in range(LOADS):
-        for source_format in formats_under_test():
-            split.land(source_format, *varied[source_format, load])
-        # a file landed again lands nothing
-        first_format = formats_under_test()[0]
-        assert split.land(first_format, varied[first_format, 0][0])["messages"] == 0
-        # (a run killed part-way and redone: test_faults.py)
-        split.build(tests=load == LOADS - 1)
-    assert split.history() == reference.history()
-    assert split.current() == reference.current()
+    # any arrival order, duplicates, any split into loads each followed by a build; a file landed
+    # again lands nothing (a run killed part-way and redone: test_faults.py)
+    assert [landed[-1]["messages"] for landed in shared.landed] == [0] * LOADS
+    assert shared.history() == reference.history()
+    assert shared.current() == reference.current()
 
-    # a full refresh rebuilds the same tables from raw_cdc_messages
-    split.build("--full-refresh", tests=False)
-    assert split.history() == reference.history()
-    assert split.current() == reference.current()
+    # a full refresh rebuilds the same tables from raw_cdc_messages: these and every other
+    # scenario built with them
+    assert shared.history(after_round=-1) == reference.history()
+    assert shared.current(after_round=-1) == reference.current()
+    for name, view in shared_rounds.items():
+        assert view.history(after_round=-1) == view.history(), f"{name}: history after a full refresh"
+        assert view.current(after_round=-1) == view.current(), f"{name}: current after a full refresh"
 
     # conservation: every landed message is accounted for, per batch
-    landed = split.query("select count(*) from {schema}.raw_cdc_messages")[0][0]
-    accounted = split.query(
+    landed = shared.query("select count(*) from {schema}.raw_cdc_messages")[0][0]
+    accounted = shared.query(
         "select sum(row_change_messages + ddl_messages + heartbeat_messages + transaction_messages "
         "+ quarantined_messages), sum(messages_landed), sum(quarantined_messages) from {schema}.cdc_load_batches"
     )[0]
