@@ -13,6 +13,9 @@ a function of a folder that writes its messages and returns its loads, round by 
     def test_stream(shared: ScenarioView) -> None:
         assert shared.current() == [...]
 
+A scenario whose tables need a var says so: shared_rounds(scenario=loads, vars={...}); every build of
+the shared project has the vars of all its scenarios (the same var with two values is an error).
+
 Each load is a call of the loader, and its landing batches are the scenario's: every table with a
 load_batch_id is read back filtered by them, and cdc_history and cdc_current by the tables those batches
 hold (a table two scenarios land is an error that names both). Data tests run in the last round's build,
@@ -22,6 +25,7 @@ what it built). A scenario that needs vars or a failing build, or changes tables
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,8 +90,12 @@ def _listed(values: set[str]) -> str:
     return ", ".join("'" + value.replace("'", "''") + "'" for value in sorted(values)) or "null"
 
 
-def build_rounds(project: Project, scenarios: dict[str, Scenario], folder: Path) -> dict[str, ScenarioView]:
-    """Lands and builds every scenario's rounds in `project`; returns each scenario's view, by name."""
+def build_rounds(
+    project: Project, scenarios: dict[str, Scenario], folder: Path, dbt_vars: dict | None = None
+) -> dict[str, ScenarioView]:
+    """Lands and builds every scenario's rounds in `project`, each build with `dbt_vars` (the vars the
+    scenarios need, each about its own tables); returns each scenario's view, by name."""
+    with_vars = ("--vars", json.dumps(dbt_vars)) if dbt_vars else ()
     rounds = {name: scenario(folder / name) for name, scenario in scenarios.items()}
     views = {name: ScenarioView(name, project) for name in scenarios}
     last_round = max(len(loads) for loads in rounds.values()) - 1
@@ -104,9 +112,9 @@ def build_rounds(project: Project, scenarios: dict[str, Scenario], folder: Path)
                 )
                 view.batches.update(batch for (batch,) in batches)
                 landed_up_to = max([landed_up_to, *(batch for (batch,) in batches)])
-        project.build(tests=number == last_round)
+        project.build(*with_vars, tests=number == last_round)
         _snapshot(project, views)
-    project.build("--full-refresh", tests=False)
+    project.build("--full-refresh", *with_vars, tests=False)
     _snapshot(project, views)
     return views
 

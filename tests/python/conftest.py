@@ -63,13 +63,19 @@ def new_project():
 @pytest.fixture(scope="session")
 def shared_rounds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScenarioView]:
     """The scenarios of every test marked shared_rounds in this session, landed and built together in
-    one project (cdc_testkit.shared_rounds), once; by scenario name."""
-    scenarios = {}
+    one project (cdc_testkit.shared_rounds), once, with the vars they name; by scenario name."""
+    scenarios, dbt_vars, named_by = {}, {}, {}
     for item in request.session.items:
         if marker := item.get_closest_marker("shared_rounds"):
             scenario = marker.kwargs["scenario"]
-            scenarios[f"{scenario.__module__}.{scenario.__name__}"] = scenario
-    return build_rounds(Project(f"t_shared_{uuid.uuid4().hex[:6]}"), scenarios, tmp_path_factory.mktemp("shared"))
+            name = f"{scenario.__module__}.{scenario.__name__}"
+            scenarios[name] = scenario
+            for var, value in marker.kwargs.get("vars", {}).items():
+                if dbt_vars.setdefault(var, value) != value:
+                    raise pytest.UsageError(f"shared_rounds: var {var} differs in {named_by[var]} and {name}")
+                named_by.setdefault(var, name)
+    project = Project(f"t_shared_{uuid.uuid4().hex[:6]}")
+    return build_rounds(project, scenarios, tmp_path_factory.mktemp("shared"), dbt_vars)
 
 
 @pytest.fixture
@@ -91,17 +97,15 @@ SLOWEST_FIRST = (
     "test_demo_docs_freshness.py",
     "test_thrift_target.py",
     # fast
-    "test_invariants.py::test_any_order_any_split_same_history",
+    "shared_rounds",
     "test_typed_tables.py::test_typed_tables_follow_declared_columns",
     "test_delta_tables.py::test_restore_undoes_a_build_and_maintain_changes_no_row",
-    "shared_rounds",
     "test_runner.py::test_once_lands_every_source_and_builds_every_batch_not_built",
-    "test_dataworks_json.py::test_document_samples_shuffled_in_several_loads",
-    "test_shareplex_json.py::test_key_changes_carry_the_row_over",
     "test_invariants.py::test_data_tests_check_the_latest_run_or_everything",
-    "test_canal_json.py::test_paimon_captures_and_legacy_layout",
     "test_bad_input.py",
     "test_debezium_json.py::test_third_party_fixtures",
+    "test_invariants.py::test_late_event_is_placed_by_its_sequence",
+    "test_loader_project.py",
 )
 
 

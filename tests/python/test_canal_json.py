@@ -96,10 +96,9 @@ def test_stream_shuffled_duplicated_in_two_loads(shared: ScenarioView) -> None:
     assert shared.query("select count(*) from {schema}.cdc_quarantine") == [(0,)]
 
 
-def paimon_current(project) -> list[tuple]:
-    rows = project.query(
-        "select table_id, to_json(row_image) from {schema}.cdc_current where table_id like 'paimon_sync_table.%'"
-    )
+def paimon_current(current: list[tuple]) -> list[tuple]:
+    """The Paimon tables' rows of current() as (table, pt, _id, v1...v5)."""
+    rows = [(table, text) for table, _key, text in current if table.startswith("paimon_sync_table.")]
     return sorted(
         (
             table,
@@ -115,10 +114,8 @@ def paimon_current(project) -> list[tuple]:
     )
 
 
-def test_paimon_captures_and_legacy_layout(project, tmp_path: Path) -> None:
-    """The Apache Paimon canal captures (5 batches) give the state its IT expects; a source
-    configured as legacy (pre-2022-03-20 instance) reads data/old swapped."""
-    legacy_vars = ["--vars", "{cdc_canal_json_legacy_sources: [legacydb]}"]
+def paimon_captures_and_legacy_layout(folder: Path) -> Rounds:
+    """The Paimon captures 1 to 3 with the legacy source's messages, then captures 5 and 4 (out of order)."""
     legacy = [
         # legacy layout: INSERT row in old, UPDATE old = after / data = before, DELETE row in old
         {"old": [{"id": "1", "v": "one"}], "data": None, "database": "legacydb", "table": "t", "es": 1000,
@@ -134,18 +131,29 @@ def test_paimon_captures_and_legacy_layout(project, tmp_path: Path) -> None:
          "id": 4, "isDdl": False, "mysqlType": {"id": "int", "v": "varchar(5)"}, "pkNames": ["id"],
          "sql": "", "ts": 3001, "type": "DELETE"},
     ]  # fmt: skip
-    project.land("canal_json", *(PAIMON / f"canal-data-{n}.txt" for n in (1, 2, 3)))
-    project.land("canal_json", write_jsonl(tmp_path / "legacy.jsonl", legacy))
-    project.build(*legacy_vars)
+    return [
+        [
+            ("canal_json", *(PAIMON / f"canal-data-{n}.txt" for n in (1, 2, 3))),
+            ("canal_json", write_jsonl(folder / "legacy.jsonl", legacy)),
+        ],
+        [("canal_json", *(PAIMON / f"canal-data-{n}.txt" for n in (5, 4)))],
+    ]
+
+
+# a source configured as legacy (a pre-2022-03-20 Canal instance): its data and old are swapped
+@pytest.mark.shared_rounds(
+    scenario=paimon_captures_and_legacy_layout, vars={"cdc_canal_json_legacy_sources": ["legacydb"]}
+)
+def test_paimon_captures_and_legacy_layout(shared: ScenarioView) -> None:
+    """The Apache Paimon canal captures (5 batches) give the state its IT expects; a source
+    configured as legacy (pre-2022-03-20 instance) reads data/old swapped."""
     # after canal-data-3.txt (KafkaCanalSyncTableActionITCase): the two source tables together
-    assert sorted(row[1:5] for row in paimon_current(project)) == sorted(
+    assert sorted(row[1:5] for row in paimon_current(shared.current(after_round=0))) == sorted(
         [(1, 1, "one", None), (1, 2, "second", None), (2, 3, "three", 30000000000), (2, 4, "four", None),
          (1, 6, "six", 60), (2, 7, "seven", 70000000000), (2, 8, "eight", 80000000000)]
     )  # fmt: skip
-    project.land("canal_json", *(PAIMON / f"canal-data-{n}.txt" for n in (5, 4)))  # out of order
-    project.build(*legacy_vars)
     none = (None, None, None)
-    assert sorted(row[1:] for row in paimon_current(project)) == sorted(
+    assert sorted(row[1:] for row in paimon_current(shared.current())) == sorted(
         [
             (1, 1, "one", None, *none),
             (1, 2, "second", None, *none),
@@ -158,21 +166,21 @@ def test_paimon_captures_and_legacy_layout(project, tmp_path: Path) -> None:
         ]
     )
     # rows of the merged tables keep their own source table
-    assert sorted({row[0] for row in paimon_current(project)}) == [
+    assert sorted({row[0] for row in paimon_current(shared.current())}) == [
         "paimon_sync_table.schema_evolution_1",
         "paimon_sync_table.schema_evolution_2",
     ]
-    assert project.query(
+    assert shared.query(
         "select key_json, to_json(row_image) from {schema}.cdc_current where table_id = 'legacydb.t'"
     ) == [('{"id":1}', '{"id":1,"v":"uno"}')]
-    assert project.query("select count(*) from {schema}.cdc_history where table_id = 'legacydb.t' and is_deleted") == [
+    assert shared.query("select count(*) from {schema}.cdc_history where table_id = 'legacydb.t' and is_deleted") == [
         (1,)
     ]
     # 16 ALTER messages; nothing quarantined but the licence comment blocks (17 lines in each of 5 files)
-    assert project.query("select count(*) from {schema}.cdc_ddl_events where table_id like 'paimon_sync_table.%'") == [
+    assert shared.query("select count(*) from {schema}.cdc_ddl_events where table_id like 'paimon_sync_table.%'") == [
         (16,)
     ]
-    reasons = project.query("select quarantine_reason, count(*) from {schema}.cdc_quarantine group by 1")
+    reasons = shared.query("select quarantine_reason, count(*) from {schema}.cdc_quarantine group by 1")
     assert reasons == [("not valid JSON", 5 * 17)]
 
 

@@ -120,24 +120,31 @@ def test_stream_shuffled_with_duplicates_in_two_loads(shared: ScenarioView) -> N
     ]
 
 
-def test_key_changes_carry_the_row_over(project, tmp_path: Path) -> None:
+REKEYED = "SHOP.REKEYED"  # beside the other scenario's SHOP.ORDERS (cdc_testkit.shared_rounds)
+
+
+def late_link_of_a_key_chain(folder: Path) -> Rounds:
+    rekey_1_2 = message("upd", 200, "3.2.1", 1, {"ID": "2"}, {"ID": "1"}, rowid="R1", table=REKEYED)
+    first = [
+        message("ins", 100, "3.1.1", 1, {"ID": "1", "NAME": "a", "QTY": "5"}, rowid="R1", table=REKEYED),
+        message("upd", 300, "3.3.1", 1, {"ID": "3", "NAME": "b"}, {"ID": "2", "NAME": "a"}, rowid="R1", table=REKEYED),
+        message("upd", 400, "3.4.1", 1, {"QTY": "7"}, {"ID": "3", "QTY": "5"}, rowid="R1", table=REKEYED),
+    ]
+    return [
+        [("shareplex_json", write_jsonl(folder / "load1.jsonl", first))],
+        [("shareplex_json", write_jsonl(folder / "load2.jsonl", [rekey_1_2]))],
+    ]
+
+
+@pytest.mark.shared_rounds(scenario=late_link_of_a_key_chain)
+def test_key_changes_carry_the_row_over(shared: ScenarioView, project, tmp_path: Path) -> None:
     """An update that changes the key carries only the key and the changed columns: the new key
     starts from the old key's row, along a chain of key changes, also when a link arrives late."""
-    rekey_1_2 = message("upd", 200, "3.2.1", 1, {"ID": "2"}, {"ID": "1"}, rowid="R1")
-    first = [
-        message("ins", 100, "3.1.1", 1, {"ID": "1", "NAME": "a", "QTY": "5"}, rowid="R1"),
-        message("upd", 300, "3.3.1", 1, {"ID": "3", "NAME": "b"}, {"ID": "2", "NAME": "a"}, rowid="R1"),
-        message("upd", 400, "3.4.1", 1, {"QTY": "7"}, {"ID": "3", "QTY": "5"}, rowid="R1"),
-    ]
-    project.land("shareplex_json", write_jsonl(tmp_path / "load1.jsonl", first))
-    project.build(tests=False)
     # key 2 had no row when it became key 3: key 3 starts from what the message carries
-    assert project.current() == [
-        (TABLE, '{"ID":"1"}', '{"ID":"1","NAME":"a","QTY":"5","rowid":"R1"}'),
-        (TABLE, '{"ID":"3"}', '{"ID":"3","NAME":"b","QTY":"7","rowid":"R1"}'),
+    assert shared.current(after_round=0) == [
+        (REKEYED, '{"ID":"1"}', '{"ID":"1","NAME":"a","QTY":"5","rowid":"R1"}'),
+        (REKEYED, '{"ID":"3"}', '{"ID":"3","NAME":"b","QTY":"7","rowid":"R1"}'),
     ]
-    project.land("shareplex_json", write_jsonl(tmp_path / "load2.jsonl", [rekey_1_2]))
-    project.build()
 
     def at(scn: int) -> datetime:
         return T0 + timedelta(seconds=scn)
@@ -152,17 +159,20 @@ def test_key_changes_carry_the_row_over(project, tmp_path: Path) -> None:
         position(400, "3.4.1"),
     )
     k1, k2, k3 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}'
-    history = project.history()
+    history = shared.history()
     assert history == [
-        (TABLE, k1, 1, at(100), at(200), False, False, "insert", row("1", "a", "5"), p100, p200),
-        (TABLE, k1, 2, at(200), None, True, True, "delete", row("1", "a", "5"), p200, None),
-        (TABLE, k2, 1, at(200), at(300), False, False, "insert", row("2", "a", "5"), p200, p300),
-        (TABLE, k2, 2, at(300), None, True, True, "delete", row("2", "a", "5"), p300, None),
-        (TABLE, k3, 1, at(300), at(400), False, False, "insert", row("3", "b", "5"), p300, p400),
-        (TABLE, k3, 2, at(400), None, True, False, "update", row("3", "b", "7"), p400, None),
+        (REKEYED, k1, 1, at(100), at(200), False, False, "insert", row("1", "a", "5"), p100, p200),
+        (REKEYED, k1, 2, at(200), None, True, True, "delete", row("1", "a", "5"), p200, None),
+        (REKEYED, k2, 1, at(200), at(300), False, False, "insert", row("2", "a", "5"), p200, p300),
+        (REKEYED, k2, 2, at(300), None, True, True, "delete", row("2", "a", "5"), p300, None),
+        (REKEYED, k3, 1, at(300), at(400), False, False, "insert", row("3", "b", "5"), p300, p400),
+        (REKEYED, k3, 2, at(400), None, True, False, "update", row("3", "b", "7"), p400, None),
     ]
     # the same from scratch, every link in one run: a chain of two links needs a limit of two
-    project.build("--full-refresh", "--vars", "{cdc_key_change_chain_limit: 2}", tests=False)
+    for loads in late_link_of_a_key_chain(tmp_path):
+        for source_format, *paths in loads:
+            project.land(source_format, *paths)
+    project.build("--vars", "{cdc_key_change_chain_limit: 2}", tests=False)
     assert project.history() == history
     # a longer chain than the limit fails the run and says what to raise, rather than lose the row
     failed = project.dbt(
