@@ -19,7 +19,7 @@ the shared project has the vars of all its scenarios (the same var with two valu
 Each load is a call of the loader, and its landing batches are the scenario's: every table with a
 load_batch_id is read back filtered by them, and cdc_history and cdc_current by the tables those batches
 hold (a table two scenarios land is an error that names both). Data tests run in the last round's build,
-over whole tables; then a full refresh rebuilds everything (history(after_round=-1) and current(-1) are
+over whole tables; then a full refresh rebuilds everything (refreshed_history and refreshed_current are
 what it built). A scenario that needs vars or a failing build, or changes tables, keeps its own project.
 """
 
@@ -38,12 +38,6 @@ Load = tuple[str, *tuple[Path | str, ...]]
 Rounds = list[list[Load]]
 Scenario = Callable[[Path], Rounds]
 
-HISTORY = (
-    "select table_id, key_json, version_number, valid_from, valid_to, is_current, "
-    "is_deleted, op, to_json(row_image), valid_from_sequence, valid_to_sequence "
-    "from {schema}.cdc_history order by table_id, key_json, version_number"
-)
-CURRENT = "select table_id, key_json, to_json(row_image) from {schema}.cdc_current order by table_id, key_json"
 # the tables without a load_batch_id: read by the tables the scenario's batches hold
 BY_TABLE = ("cdc_history", "cdc_current")
 TABLE_REFERENCE = re.compile(r"\{schema\}\.(\w+)")
@@ -60,16 +54,18 @@ class ScenarioView:
     tables: set[str] = field(default_factory=set)
     # per round, per load: what the loader said (files, messages, batches...)
     landed: list[list[dict[str, int]]] = field(default_factory=list)
-    # per round: history() and current() as they were after that round's build, then after a full
-    # refresh (the last entry: `--full-refresh` builds what the incremental builds built)
+    # per round: history() and current() as they were after that round's build
     histories: list[list[tuple]] = field(default_factory=list)
     currents: list[list[tuple]] = field(default_factory=list)
+    # the same after the full refresh that follows the last round
+    refreshed_history: list[tuple] = field(default_factory=list)
+    refreshed_current: list[tuple] = field(default_factory=list)
 
-    def history(self, after_round: int = -2) -> list[tuple]:
-        """After the given round's build (by default the last one's); -1: after the full refresh."""
+    def history(self, after_round: int = -1) -> list[tuple]:
+        """After the given round's build (by default the last one's)."""
         return self.histories[after_round]
 
-    def current(self, after_round: int = -2) -> list[tuple]:
+    def current(self, after_round: int = -1) -> list[tuple]:
         return self.currents[after_round]
 
     def query(self, sql: str) -> list[tuple]:
@@ -106,27 +102,28 @@ def build_rounds(
             view.landed.append([])
             for source_format, *paths in loads[number] if number < len(loads) else []:
                 view.landed[number].append(project.land(source_format, *paths))
-                batches = project.query(
-                    "select distinct load_batch_id from {schema}.raw_cdc_messages "
-                    f"where load_batch_id > {landed_up_to}"
-                )
-                view.batches.update(batch for (batch,) in batches)
-                landed_up_to = max([landed_up_to, *(batch for (batch,) in batches)])
+                new_batches = {
+                    batch
+                    for (batch,) in project.query(
+                        "select distinct load_batch_id from {schema}.raw_cdc_messages "
+                        f"where load_batch_id > {landed_up_to}"
+                    )
+                }
+                view.batches |= new_batches
+                landed_up_to = max(new_batches, default=landed_up_to)
         project.build(*with_vars, tests=number == last_round)
-        _snapshot(project, views)
+        owners = _table_owners(project, views)
+        history, current = project.history(), project.current()
+        for name, view in views.items():
+            view.tables = {table for table, owner in owners.items() if owner == name}
+            view.histories.append([row for row in history if row[0] in view.tables])
+            view.currents.append([row for row in current if row[0] in view.tables])
     project.build("--full-refresh", *with_vars, tests=False)
-    _snapshot(project, views)
+    history, current = project.history(), project.current()
+    for view in views.values():
+        view.refreshed_history = [row for row in history if row[0] in view.tables]
+        view.refreshed_current = [row for row in current if row[0] in view.tables]
     return views
-
-
-def _snapshot(project: Project, views: dict[str, ScenarioView]) -> None:
-    """Each scenario's tables, history and current, as they are now."""
-    history, current = project.query(HISTORY), project.query(CURRENT)
-    owners = _table_owners(project, views)
-    for name, view in views.items():
-        view.tables = {table for table, owner in owners.items() if owner == name}
-        view.histories.append([row for row in history if row[0] in view.tables])
-        view.currents.append([row for row in current if row[0] in view.tables])
 
 
 def _table_owners(project: Project, views: dict[str, ScenarioView]) -> dict[str, str]:

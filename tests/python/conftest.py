@@ -60,6 +60,11 @@ def new_project():
     return make
 
 
+def _scenario_name(marker: pytest.Mark) -> str:
+    scenario = marker.kwargs["scenario"]
+    return f"{scenario.__module__}.{scenario.__name__}"
+
+
 @pytest.fixture(scope="session")
 def shared_rounds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScenarioView]:
     """The scenarios of every test marked shared_rounds in this session, landed and built together in
@@ -67,9 +72,8 @@ def shared_rounds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     scenarios, dbt_vars, named_by = {}, {}, {}
     for item in request.session.items:
         if marker := item.get_closest_marker("shared_rounds"):
-            scenario = marker.kwargs["scenario"]
-            name = f"{scenario.__module__}.{scenario.__name__}"
-            scenarios[name] = scenario
+            name = _scenario_name(marker)
+            scenarios[name] = marker.kwargs["scenario"]
             for var, value in marker.kwargs.get("vars", {}).items():
                 if dbt_vars.setdefault(var, value) != value:
                     raise pytest.UsageError(f"shared_rounds: var {var} differs in {named_by[var]} and {name}")
@@ -81,8 +85,7 @@ def shared_rounds(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 @pytest.fixture
 def shared(request: pytest.FixtureRequest, shared_rounds: dict[str, ScenarioView]) -> ScenarioView:
     """This test's scenario (its shared_rounds marker) as built with the others'."""
-    scenario = request.node.get_closest_marker("shared_rounds").kwargs["scenario"]
-    return shared_rounds[f"{scenario.__module__}.{scenario.__name__}"]
+    return shared_rounds[_scenario_name(request.node.get_closest_marker("shared_rounds"))]
 
 
 # The two pytest-xdist workers take work in collection order, so the slowest work comes first and

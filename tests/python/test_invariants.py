@@ -131,11 +131,11 @@ def test_any_order_any_split_same_history(
 
     # a full refresh rebuilds the same tables from raw_cdc_messages: these and every other
     # scenario built with them
-    assert shared.history(after_round=-1) == reference.history()
-    assert shared.current(after_round=-1) == reference.current()
+    assert shared.refreshed_history == reference.history()
+    assert shared.refreshed_current == reference.current()
     for name, view in shared_rounds.items():
-        assert view.history(after_round=-1) == view.history(), f"{name}: history after a full refresh"
-        assert view.current(after_round=-1) == view.current(), f"{name}: current after a full refresh"
+        assert view.refreshed_history == view.history(), f"{name}: history after a full refresh"
+        assert view.refreshed_current == view.current(), f"{name}: current after a full refresh"
 
     # conservation: every landed message is accounted for, per batch
     landed = shared.query("select count(*) from {schema}.raw_cdc_messages")[0][0]
