@@ -9,7 +9,9 @@
     it opens, closes or changes; with deletion vectors the rows it replaces are marked, not
     rewritten with their files. The match reads only the partitions the run's plan noted
     (cdc_history_note_merge_scope, kept in the invocation's graph): the current versions of the
-    touched key buckets and the closed partitions a late change reaches.
+    touched key buckets and the closed partitions a late change reaches. A table whose current
+    versions are bucketed by another var cdc_key_buckets stops the run before it merges
+    (cdc_history_check_key_buckets).
 #}
 {% macro cdc_history_merge_sql(target, source) %}
     {% set noted = graph.get(cdc_history_merge_scope_key()) %}
@@ -27,7 +29,19 @@
     {% if closed_partitions %}
         {% do scope.append('(not stored.is_current and stored.history_partition in (' ~ closed_partitions | join(', ') ~ '))') %}
     {% endif %}
-    {% set columns = adapter.get_columns_in_relation(target) %}
+    {#- the table's columns and properties in one `describe extended` -#}
+    {% set columns = [] %}
+    {% set described = namespace(in_columns=true, properties='') %}
+    {% for row in run_query('describe extended ' ~ target).rows %}
+        {% if not row[0] or row[0].startswith('#') %}
+            {% set described.in_columns = false %}
+        {% elif described.in_columns %}
+            {% do columns.append({'name': row[0], 'dtype': row[1]}) %}
+        {% elif row[0] == 'Table Properties' %}
+            {% set described.properties = row[1] %}
+        {% endif %}
+    {% endfor %}
+    {% do cdc_history_check_key_buckets(target, described.properties) %}
     {% set unchanged = [] %}
     {% for column in columns %}
         {% if column.dtype | lower == 'variant' %}

@@ -10,5 +10,6 @@
     {%- if buckets < 1 -%}
         {{ exceptions.raise_compiler_error("cdc_key_bucket: var cdc_key_buckets must be a positive whole number; got " ~ var('cdc_key_buckets')) }}
     {%- endif -%}
-    pmod(xxhash64({{ table_id }}, {{ key_json }}), {{ buckets }})
+    {#- one bucket: no hash to compute per record -#}
+    {{- 'cast(0 as bigint)' if buckets == 1 else 'pmod(xxhash64(' ~ table_id ~ ', ' ~ key_json ~ '), ' ~ buckets ~ ')' -}}
 {% endmacro %}

@@ -6,7 +6,8 @@
       - insert_overwrite is one statement, `insert overwrite ... by name` from the model's query
         (Spark matches the columns by name: no describe for the column list). The dynamic
         partition overwrite mode is set by the profile where this project starts Spark
-        (target method session; profiles.yml, spark_sql), else once per model as dbt-spark does;
+        (profiles.yml, spark_sql), else once per model as dbt-spark does
+        (cdc_partition_overwrite_is_dynamic asks once per invocation);
       - merge reads the model's query as a subquery, not a temporary view;
       - on_schema_change 'fail' compares the query's columns (`describe query`, which plans the
         query and reads no data) with the target's (cdc_check_query_columns): two metadata
@@ -28,7 +29,7 @@
     {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
     {%- set target_relation = this -%}
 
-    {%- if strategy == 'insert_overwrite' and partition_by and target.method != 'session' -%}
+    {%- if strategy == 'insert_overwrite' and partition_by and not cdc_partition_overwrite_is_dynamic() -%}
         {%- call statement() -%}
             set spark.sql.sources.partitionOverwriteMode = DYNAMIC
         {%- endcall -%}

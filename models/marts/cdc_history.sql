@@ -5,12 +5,13 @@
         unique_key=['table_id', 'key_json', 'version_number'],
         cdc_merge='scd2_versions',
         partition_by=['is_current', 'history_partition'],
-        tblproperties={'delta.enableDeletionVectors': 'true'},
+        tblproperties={'delta.enableDeletionVectors': 'true', 'cdc.key_buckets': var('cdc_key_buckets') | string},
         pre_hook='{{ cdc_history_prepare() }}',
         post_hook='drop view if exists {{ cdc_history_touched_versions_view() }}',
     )
 }}
-{#- the post-hook lets the cached versions go -#}
+{#- the post-hook lets the cached versions go; cdc.key_buckets records the var the current
+    versions are stored by (cdc_history_check_key_buckets) -#}
 -- depends_on: {{ ref('int_cdc_touched_keys') }}
 -- depends_on: {{ ref('int_cdc_key_changes') }}
 -- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}

@@ -185,3 +185,29 @@ def test_an_unchanged_view_is_left_and_an_incremental_table_is_checked_against_i
     (failed,) = [node for node in result.result if node.node.name == "int_cdc_records"]
     assert "added_by_hand: string in the table, absent in the query" in failed.message
     assert "--full-refresh" in failed.message
+
+
+def test_a_history_stored_by_other_key_buckets_stops_an_incremental_build(project) -> None:
+    """cdc_history records the var cdc_key_buckets it was built with (property cdc.key_buckets): an
+    incremental build with another number stops before its MERGE, naming both and the full refresh,
+    which stores the same versions by the new number."""
+    history_table = "{schema}.cdc_history"
+    project.land("dataworks_json", PROJECT_ROOT / "sample_data" / "dataworks_json")
+    project.build("--vars", "{cdc_key_buckets: 4}", tests=False)
+    built = project.history()
+    assert dict(project.query(f"show tblproperties {history_table}"))["cdc.key_buckets"] == "4"
+    buckets = project.query(f"select distinct history_partition from {history_table} where is_current")
+    assert len(buckets) > 1, "the sample's keys fall in one of four buckets: the check below would prove little"
+
+    result = project.dbt("build", "--select", "cdc_history", "--exclude-resource-type", "test", check=False)
+    assert not result.success
+    (failed,) = [node for node in result.result if node.node.name == "cdc_history"]
+    assert "in 4 key buckets" in failed.message
+    assert "var cdc_key_buckets is 1" in failed.message
+    assert "--full-refresh" in failed.message
+    assert project.history() == built
+
+    project.build("--full-refresh", tests=False)
+    assert dict(project.query(f"show tblproperties {history_table}"))["cdc.key_buckets"] == "1"
+    assert project.query(f"select distinct history_partition from {history_table} where is_current") == [(0,)]
+    assert project.history() == built
