@@ -5,7 +5,8 @@
     and rewrites the partitions of these batches only. The scan reads four narrow
     columns, and only the files whose sequence_key can reach the new batches' earliest
     position (a literal bound Delta skips files by: earlier batches hold earlier changes,
-    bar a few late ones); the list is inlined so that Spark reads just these partitions.
+    bar a few late ones; the bound comes from cdc_new_records_summary); the list is inlined so
+    that Spark reads just these partitions.
 #}
 {% macro cdc_events_rework_batches(watermark) %}
     {%- if watermark is not number or watermark != watermark | int or watermark < -1 -%}
@@ -16,7 +17,7 @@
     {% endif %}
     {% set records = ref('int_cdc_records') %}
     {% set new_records = cdc_new_batches(watermark) ~ ' and op is not null' %}
-    {% set floor = run_query('select min(sequence_key) from ' ~ records ~ ' where ' ~ new_records).columns[0].values()[0] %}
+    {% set floor = cdc_new_records_summary(watermark).first_sequence %}
     {% if floor is none %}
         {{ return([]) }}
     {% endif %}

@@ -9,6 +9,10 @@
         (profiles.yml, spark_sql), else once per model as dbt-spark does
         (cdc_partition_overwrite_is_dynamic asks once per invocation);
       - merge reads the model's query as a subquery, not a temporary view;
+      - a model with config cdc_record_kinds (a list of int_cdc_records' record kinds) sends
+        nothing when the run's new batches hold no record of those kinds
+        (cdc_new_records_summary, one query a build for every model that asks), as
+        dbt-databricks' skip_merge_on_empty_source skips a MERGE of nothing;
       - on_schema_change 'fail' compares the query's columns (`describe query`, which plans the
         query and reads no data) with the target's (cdc_check_query_columns): two metadata
         statements, where dbt-spark's check creates a view and describes it and the target.
@@ -28,6 +32,22 @@
     {%- set partition_by = config.get('partition_by', none) -%}
     {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
     {%- set target_relation = this -%}
+
+    {#- a model of records of some kinds writes nothing when the new batches hold none of them -#}
+    {%- set record_kinds = config.get('cdc_record_kinds', none) -%}
+    {%- if record_kinds is not none -%}
+        {%- if record_kinds is string or record_kinds is mapping or not record_kinds -%}
+            {{ cdc_argument_error('incremental materialization', 'config cdc_record_kinds', 'a non-empty list of record kinds', record_kinds) }}
+        {%- endif -%}
+        {%- set watermark = cdc_batch_watermark() -%}
+        {%- set new_records = cdc_new_records_summary(watermark).records_by_kind if watermark >= 0 else none -%}
+        {%- if new_records is not none and not (record_kinds | select('in', new_records) | list) -%}
+            {% call noop_statement('main', 'NO NEW ' ~ record_kinds | join(', ') | upper ~ ' RECORDS', 'SKIP', 0) -%}
+                -- the new batches hold no {{ record_kinds | join(' or ') }} record: {{ target_relation }} stays as it is
+            {%- endcall %}
+            {{ return({'relations': [target_relation]}) }}
+        {%- endif -%}
+    {%- endif -%}
 
     {%- if strategy == 'insert_overwrite' and partition_by and not cdc_partition_overwrite_is_dynamic() -%}
         {%- call statement() -%}

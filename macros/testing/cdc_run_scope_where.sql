@@ -4,7 +4,7 @@
         {{ cdc_argument_error('cdc_run_scope_where', 'where', "a data test's where config (non-empty string)", where) }}
     {%- endif -%}
     {{ cdc_check_relation('cdc_run_scope_where', relation, 'the tested relation') }}
-    {%- set known = ['__cdc_run_batches__', '__cdc_run_keys__', '__cdc_run_messages__'] -%}
+    {%- set known = ['__cdc_run_batches__', '__cdc_run_keys__', '__cdc_run_messages__', '__cdc_run_wrote__'] -%}
     {%- for placeholder in modules.re.findall('__cdc_run_[a-z]+__', where) if placeholder not in known -%}
         {{ exceptions.raise_compiler_error(
             "unknown test scope placeholder " ~ placeholder ~ " in `where: " ~ where ~ "`; known: " ~ known | join(', ')
@@ -12,11 +12,21 @@
     {%- endfor -%}
     {%- set in_batches = cdc_run_batches_condition() -%}
     {%- set every_row = in_batches == 'true' -%}
+    {#- in a build, a model of records of some kinds (config cdc_record_kinds) whose kinds the
+        run's batches hold none of wrote nothing (the incremental materialization): nothing to check -#}
+    {%- if flags.WHICH == 'build' and not every_row and in_batches != 'false' -%}
+        {%- set tested = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
+            | selectattr('relation_name', 'equalto', relation | string) | list -%}
+        {%- set record_kinds = tested[0].config.get('cdc_record_kinds') if tested else none -%}
+        {%- if record_kinds and not (record_kinds | select('in', cdc_new_records_summary(cdc_batch_watermark()).records_by_kind) | list) -%}
+            {%- set in_batches = 'false' -%}
+        {%- endif -%}
+    {%- endif -%}
     {#- a run of no batches changed no key and no message: a literal, so that Spark plans the
         test's scan as empty (a subquery under `or` is a join it runs over the whole table) -#}
     {%- if in_batches == 'false' -%}
         {{ return(where | replace('__cdc_run_batches__', 'false') | replace('__cdc_run_keys__', 'false')
-            | replace('__cdc_run_messages__', 'false')) }}
+            | replace('__cdc_run_messages__', 'false') | replace('__cdc_run_wrote__', 'false')) }}
     {%- endif -%}
     {%- if '__cdc_run_keys__' in where -%}
         {#- not ref(): dbt resolves a test's refs before its `where`; the tested models are
@@ -34,6 +44,7 @@
     {%- endif -%}
     {%- set in_messages = 'message_id in (select message_id from ' ~ relation ~ ' where ' ~ in_batches ~ ')' -%}
     {{ return(where
+        | replace('__cdc_run_wrote__', 'true')
         | replace('__cdc_run_batches__', in_batches)
         | replace('__cdc_run_messages__', 'true' if every_row else in_messages)) }}
 {% endmacro %}

@@ -7,6 +7,8 @@
       __cdc_run_keys__      every row of each key the run changes (table_id, key_json),
                             every key of a table it truncates
       __cdc_run_messages__  every row sharing a message_id with the run's batches
+      __cdc_run_wrote__     every row, unless the build wrote nothing to the model (it took no
+                            batch, or none held the record kinds of its config cdc_record_kinds)
     The run's batches are, in `dbt build`, those the build processes (none when nothing was
     landed since the last run: its models wrote nothing, so its tests check nothing); in
     `dbt test`, those above the watermark or, when there are none, those of the last

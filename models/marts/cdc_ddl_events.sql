@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['load_batch_id'],
+        cdc_record_kinds=['ddl'],
     )
 }}
 {#- DDL messages, deduplicated: a DDL landed again in a later batch is not logged twice. -#}

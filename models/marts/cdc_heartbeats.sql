@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['load_batch_id'],
+        cdc_record_kinds=['heartbeat'],
     )
 }}
 {#- Heartbeats, deduplicated: how far each stream has got even when no rows change. -#}

@@ -3,6 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['load_batch_id'],
+        cdc_record_kinds=['quarantine'],
     )
 }}
 {#- Every record that could not be understood, with the reason and the message as landed. -#}

@@ -1,0 +1,42 @@
+{#
+    What the records of the run's new batches hold, from one narrow query of int_cdc_records
+    (the batches' partitions only), for the models that would otherwise each ask (or write
+    nothing at the cost of a write):
+      records_by_kind     {record_kind: records}; a kind absent has none
+      first_sequence      the earliest sequence_key of a record with an op (none without one):
+                          cdc_events' bound on earlier batches (cdc_events_rework_batches)
+      truncates           table-wide truncates (int_cdc_touched_keys)
+    Read once per dbt invocation and kept in its `graph`, when a model downstream of
+    int_cdc_records (or a data test of one) first asks: in a `dbt build` that is after
+    int_cdc_records has stored the new batches. An empty summary (no query) when the run takes
+    no batch. The data tests of a model with config cdc_record_kinds check nothing when it holds
+    none of those kinds (cdc_run_scope_where): the model wrote nothing.
+#}
+{% macro cdc_new_records_summary(watermark) %}
+    {%- if watermark is not number or watermark != watermark | int or watermark < 0 -%}
+        {{ cdc_argument_error('cdc_new_records_summary', 'watermark', 'a whole number of at least 0 (cdc_batch_watermark of an incremental run)', watermark) }}
+    {%- endif -%}
+    {%- set memo_key = 'cdc_new_records_summary ' ~ invocation_id -%}
+    {%- if memo_key not in graph -%}
+        {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'truncates': 0} -%}
+        {%- set new_batches = cdc_new_batches(watermark) -%}
+        {%- if execute and new_batches != 'false' -%}
+            {#- not ref(): data tests ask too (cdc_run_scope_where), and dbt resolves a test's refs
+                before it runs -#}
+            {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
+            {%- set rows = run_query(
+                'select record_kind, count(*), min(if(op is not null, sequence_key, null)), '
+                ~ "count_if(op = 'truncate' and key_json is null) from " ~ records
+                ~ ' where ' ~ new_batches ~ ' group by record_kind').rows -%}
+            {%- for row in rows -%}
+                {%- do summary.records_by_kind.update({row[0]: row[1] | int}) -%}
+                {%- if row[2] is not none and (summary.first_sequence is none or row[2] < summary.first_sequence) -%}
+                    {%- do summary.update({'first_sequence': row[2]}) -%}
+                {%- endif -%}
+                {%- do summary.update({'truncates': summary.truncates + row[3] | int}) -%}
+            {%- endfor -%}
+        {%- endif -%}
+        {%- do graph.update({memo_key: summary}) -%}
+    {%- endif -%}
+    {{ return(graph[memo_key]) }}
+{% endmacro %}
