@@ -8,7 +8,8 @@
                           anyway (cdc_history_late_partitions)
       event_batches       cdc_events partitions holding changes of touched keys at or after
                           their replay position
-      run_batch           the newest landing batch: the partition of versions this run closes
+      run_batch           the newest landing batch: its day is the partition of the versions
+                          this run closes (cdc_history_closed_partition)
       partial_images      whether a landed format's after images can be partial
                           (cdc_partial_image_formats): only then does the fold overlay images
       key_change_rounds   0 unless the run replays a key change with a partial after image

@@ -24,7 +24,7 @@
     it returns.
 
     Stored in two kinds of partitions: current versions by key bucket, closed versions by
-    the landing batch of the run that closed them. An incremental run replays each
+    the day of the run that closed them (cdc_history_closed_partition). An incremental run replays each
     touched key from its replay position (int_cdc_touched_keys), starting from the last
     version it had before that position, and MERGEs the result (cdc_history_merge_sql): the
     versions it opens, closes or changes are written, the stored versions it replays away
@@ -34,8 +34,8 @@
     partitions holding the versions it changes (cdc_history_plan).
 #}
 {%- set plan = cdc_history_plan() -%}
-{%- set closed_partition = plan.run_batch if plan.incremental
-    else '(select max(load_batch_id) from ' ~ ref('int_cdc_records') ~ ')' -%}
+{%- set closed_partition = cdc_history_closed_partition(plan.run_batch if plan.incremental
+    else '(select max(load_batch_id) from ' ~ ref('int_cdc_records') ~ ')') -%}
 {%- set change_columns = [
     'event_id', 'source_format', 'table_id', 'key_json', 'op', 'before_image', 'after_image',
     'after_image_is_partial', 'sequence_key', 'commit_ts', 'key_bucket', 'is_key_change',

@@ -19,6 +19,10 @@ at most files no Delta commit names and a build that did not finish; the next cy
 runner or a new one, lands the rest and builds what was not built. SIGTERM (and a first Ctrl-C)
 stops the runner once its cycle is done.
 
+Every --compact-every builds (default 20) the runner compacts cdc_history's current versions and
+recent closed versions (macro cdc_compact_history), which each build's MERGE adds a file to, so
+that a cycle late in a long run costs what an early one did; it logs the seconds it took.
+
 Files are landed whole: a writer should write a file elsewhere, or under a name starting with
 `.` (skipped), and then move it into the folder.
 
@@ -117,6 +121,7 @@ class Cycle:
     # landed and not built when the build started (var cdc_max_batches_per_run may make it take fewer)
     batches_pending: int = 0
     built: bool | None = None  # None: no build was needed
+    compacted_seconds: float | None = None  # None: cdc_history was not compacted after this cycle
     lag_seconds: float | None = None
     seconds: float = 0.0
 
@@ -130,6 +135,7 @@ class Runner:
         vars_text: str | None,
         max_batch_messages: int,
         dbt_arguments: list[str],
+        compact_every: int = 20,
     ) -> None:
         self.sources = sources
         self.target = target
@@ -137,6 +143,8 @@ class Runner:
         self.vars_text = vars_text
         self.max_batch_messages = max_batch_messages
         self.dbt_arguments = dbt_arguments
+        self.compact_every = compact_every
+        self.builds_since_compaction = 0
         self.connection: SqlConnection = connect(target, cli_vars)  # starts Spark on a session target
         self.stopping = threading.Event()
 
@@ -178,17 +186,33 @@ class Runner:
         )
         return None if not rows or rows[0][0] is None else float(rows[0][0])
 
-    def _dbt_build(self, *selection: str) -> bool:
+    def _dbt(self, *arguments: str) -> Any:
+        """dbt in this process, with the runner's project, profiles, target and vars."""
         from dbt.cli.main import dbtRunner
 
-        arguments = ["build", *selection, *self.dbt_arguments, "--profiles-dir", str(profiles_dir())]
-        arguments += ["--project-dir", str(project_dir())]
-        arguments += ["--target", self.target] if self.target else []
-        arguments += ["--vars", self.vars_text] if self.vars_text else []
-        result = dbtRunner().invoke(arguments)
+        options = ["--profiles-dir", str(profiles_dir()), "--project-dir", str(project_dir())]
+        options += ["--target", self.target] if self.target else []
+        options += ["--vars", self.vars_text] if self.vars_text else []
+        return dbtRunner().invoke([*arguments, *options])
+
+    def _dbt_build(self, *selection: str) -> bool:
+        result = self._dbt("build", *selection, *self.dbt_arguments)
         if not result.success:
             log.error("dbt build failed: %s (see logs/dbt.log); the next cycle builds again", result.exception or "")
         return result.success
+
+    def _compact(self, cycle: Cycle) -> None:
+        """cdc_compact_history every `compact_every` builds; a failure is logged, and tried again next cycle."""
+        self.builds_since_compaction += 1
+        if not self.compact_every or self.builds_since_compaction < self.compact_every:
+            return
+        started = time.monotonic()
+        result = self._dbt("run-operation", "cdc_compact_history")
+        if not result.success:
+            log.warning("cdc_history not compacted: %s (see logs/dbt.log)", result.exception or "")
+            return
+        self.builds_since_compaction = 0
+        cycle.compacted_seconds = time.monotonic() - started
 
     def _build(self, cycle: Cycle, started: float) -> bool:
         """`dbt build`; unless the options select nodes themselves, in two steps (VISIBLE_FIRST)."""
@@ -216,6 +240,7 @@ class Runner:
             cycle.built = self._build(cycle, started)
             if cycle.built:
                 cycle.lag_seconds = self._lag_seconds(watermark)
+                self._compact(cycle)
         cycle.seconds = time.monotonic() - started
         return cycle
 
@@ -236,6 +261,8 @@ def report(cycle: Cycle) -> None:
         cycle.seconds,
         lag,
     )
+    if cycle.compacted_seconds is not None:
+        log.info("cycle %d: cdc_history compacted in %.1f s", cycle.number, cycle.compacted_seconds)
 
 
 def _format_and_value(option: str, text: str, formats: dict[str, Any], value_name: str) -> tuple[str, str]:
@@ -295,11 +322,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default=None, help="dbt target (default: the profile's, i.e. CDC_TARGET or local)")
     parser.add_argument("--vars", default=None, help="vars over dbt_project.yml's, given to the loader and dbt build")
     parser.add_argument("--max-batch-messages", type=int, default=5_000_000, help="as cdc-load's (default 5,000,000)")
+    parser.add_argument(
+        "--compact-every",
+        type=int,
+        default=20,
+        metavar="BUILDS",
+        help="compact cdc_history after every BUILDS builds (default 20; 0: never, e.g. when a scheduler "
+        "runs `dbt run-operation cdc_compact_history`)",
+    )
     parser.add_argument("--quiet", action="store_true", help="log warnings only (dbt's own output is not changed)")
     add_project_arguments(parser)
     args = parser.parse_args(argv)
     if args.every is not None and args.every <= 0:
         parser.error(f"--every takes a number of seconds above 0, not {args.every}")
+    if args.compact_every < 0:
+        parser.error(f"--compact-every takes a number of builds (0 for never), not {args.compact_every}")
     if not args.source and not args.topic:
         parser.error("give at least one --source FORMAT=FOLDER or --topic FORMAT=TOPIC")
     configure_logging(args.quiet)
@@ -317,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         # the target's connection: a target the profile lacks, or one it cannot render, is one line
-        runner = Runner(sources, args.target, cli_vars, args.vars, args.max_batch_messages, dbt_arguments)
+        runner = Runner(
+            sources, args.target, cli_vars, args.vars, args.max_batch_messages, dbt_arguments, args.compact_every
+        )
     except SettingsError as exc:
         print(f"cdc-run: error: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -75,8 +76,12 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     monkeypatch.undo()
     project.query(f"restore table {{schema}}.cdc_history to version as of {history_version[0]}")
     caplog.clear()
-    assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
+    # and compacts cdc_history after it (--compact-every 1): each build's MERGE wrote a file of current versions
+    current_files = "select count(distinct _metadata.file_path) from {schema}.cdc_history where is_current"
+    assert runner.main([*sources, "--once", "--compact-every", "1", *BUILD_OPTIONS]) == 0
     assert "cycle 1: 0 messages landed from 0 files, 1 batches pending, built" in caplog.text
+    assert re.search(r"cycle 1: cdc_history compacted in [0-9.]+ s", caplog.text)
+    assert project.query(current_files) == [(1,)]
     assert_current_as_replayed(project, dataworks + debezium + elsewhere + later)
     assert project.query(ledger) == [(built_batches[0][0] + 1,)]
 
@@ -230,3 +235,36 @@ def test_a_failed_first_step_ends_the_build() -> None:
     cycle_runner._dbt_build = lambda *selection: invoked.append(selection) and False
     assert not cycle_runner._build(runner.Cycle(1), started=0.0)
     assert invoked == [("--select", "+cdc_current", "--indirect-selection", "empty")]
+
+
+def test_the_runner_compacts_history_every_so_many_builds(caplog) -> None:
+    """cdc_compact_history after every `compact_every` builds (0: never); a failed compaction is tried next build."""
+    cycle_runner = runner.Runner.__new__(runner.Runner)  # no Spark: only the cadence is tested
+    succeeds = [True]  # what the compaction of the current build does
+    invoked = []
+
+    def dbt(*arguments: str) -> SimpleNamespace:
+        invoked.append(arguments)
+        return SimpleNamespace(success=succeeds[0], exception="conflict")
+
+    cycle_runner._dbt = dbt
+    caplog.set_level(logging.WARNING, logger="cdc_run")
+
+    def compacted(compact_every: int, outcomes: list[bool]) -> list[bool]:
+        cycle_runner.compact_every, cycle_runner.builds_since_compaction = compact_every, 0
+        done = []
+        for number, outcome in enumerate(outcomes, start=1):
+            succeeds[0] = outcome
+            cycle = runner.Cycle(number)
+            cycle_runner._compact(cycle)
+            done.append(cycle.compacted_seconds is not None)
+        return done
+
+    assert compacted(3, [True] * 7) == [False, False, True, False, False, True, False]
+    assert set(invoked) == {("run-operation", "cdc_compact_history")}
+    # the second build's compaction fails: the third tries again, then every second build
+    assert compacted(2, [True, False, True, True, True]) == [False, False, True, False, True]
+    assert "cdc_history not compacted: conflict" in caplog.text
+    invoked.clear()
+    assert compacted(0, [True] * 3) == [False] * 3
+    assert not invoked
