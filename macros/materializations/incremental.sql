@@ -36,8 +36,12 @@
     {#- a model of records of some kinds writes nothing when the new batches hold none of them -#}
     {%- set record_kinds = config.get('cdc_record_kinds', none) -%}
     {%- if record_kinds is not none -%}
-        {%- if record_kinds is string or record_kinds is mapping or not record_kinds -%}
-            {{ cdc_argument_error('incremental materialization', 'config cdc_record_kinds', 'a non-empty list of record kinds', record_kinds) }}
+        {#- a misspelt kind would skip the model for ever: the kinds are those int_cdc_records' test accepts -#}
+        {%- set known_kinds = cdc_record_kinds() -%}
+        {%- if record_kinds is string or record_kinds is mapping or not record_kinds
+            or record_kinds | reject('in', known_kinds) | list -%}
+            {{ cdc_argument_error('incremental materialization', 'config cdc_record_kinds',
+                'a non-empty list of record kinds among ' ~ known_kinds | join(', '), record_kinds) }}
         {%- endif -%}
         {%- set watermark = cdc_batch_watermark() -%}
         {%- set new_records = cdc_new_records_summary(watermark).records_by_kind if watermark >= 0 else none -%}
