@@ -5,7 +5,8 @@
     run writes a file into its day's partition, cdc_history_closed_partition). Older days were
     compacted while they were recent. OPTIMIZE rewrites only partitions with more than one file
     or with deleted rows: a compaction right after another costs a listing, not a rewrite.
-    cdc-run calls it every few builds (--compact-every); a scheduler can too:
+    cdc-run calls it when the table's last --compact-every commits hold no OPTIMIZE; a scheduler
+    can too:
 
         dbt run-operation cdc_compact_history
 #}

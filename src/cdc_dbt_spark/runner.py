@@ -19,9 +19,11 @@ at most files no Delta commit names and a build that did not finish; the next cy
 runner or a new one, lands the rest and builds what was not built. SIGTERM (and a first Ctrl-C)
 stops the runner once its cycle is done.
 
-Every --compact-every builds (default 20) the runner compacts cdc_history's current versions and
-recent closed versions (macro cdc_compact_history), which each build's MERGE adds a file to, so
-that a cycle late in a long run costs what an early one did; it logs the seconds it took.
+When cdc_history's last --compact-every commits (default 20: about as many builds, one MERGE each)
+hold no OPTIMIZE, the runner compacts its current versions and recent closed versions (macro
+cdc_compact_history), which each build's MERGE adds a file to, so that a cycle late in a long run
+costs what an early one did; it logs the seconds it took. The cadence is read from the table's
+Delta history, so it holds across runner processes and for `--once` under a scheduler.
 
 Files are landed whole: a writer should write a file elsewhere, or under a name starting with
 `.` (skipped), and then move it into the folder.
@@ -144,7 +146,7 @@ class Runner:
         self.max_batch_messages = max_batch_messages
         self.dbt_arguments = dbt_arguments
         self.compact_every = compact_every
-        self.builds_since_compaction = 0
+        self.builds_since_compaction: int | None = None  # None: no compaction tried by this process
         self.connection: SqlConnection = connect(target, cli_vars)  # starts Spark on a session target
         self.stopping = threading.Event()
 
@@ -201,10 +203,23 @@ class Runner:
             log.error("dbt build failed: %s (see logs/dbt.log); the next cycle builds again", result.exception or "")
         return result.success
 
+    def _compaction_due(self) -> bool:
+        """No OPTIMIZE among cdc_history's last `compact_every` commits, and none tried by this process
+        in as many builds (an OPTIMIZE with nothing to rewrite commits nothing: not tried every cycle)."""
+        if not self.compact_every:
+            return False
+        if self.builds_since_compaction is not None:
+            self.builds_since_compaction += 1
+            if self.builds_since_compaction < self.compact_every:
+                return False
+        commits = self.connection.sql(
+            f"describe history {self.connection.schema}.cdc_history limit {self.compact_every}"
+        )
+        return len(commits) >= self.compact_every and all(commit[4] != "OPTIMIZE" for commit in commits)
+
     def _compact(self, cycle: Cycle) -> None:
-        """cdc_compact_history every `compact_every` builds; a failure is logged, and tried again next cycle."""
-        self.builds_since_compaction += 1
-        if not self.compact_every or self.builds_since_compaction < self.compact_every:
+        """cdc_compact_history when due; a failure is logged, and tried again after the next build."""
+        if not self._compaction_due():
             return
         started = time.monotonic()
         result = self._dbt("run-operation", "cdc_compact_history")
@@ -327,8 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=20,
         metavar="BUILDS",
-        help="compact cdc_history after every BUILDS builds (default 20; 0: never, e.g. when a scheduler "
-        "runs `dbt run-operation cdc_compact_history`)",
+        help="compact cdc_history when its last BUILDS commits (builds) hold no compaction (default 20; "
+        "0: never, e.g. when a scheduler runs `dbt run-operation cdc_compact_history`)",
     )
     parser.add_argument("--quiet", action="store_true", help="log warnings only (dbt's own output is not changed)")
     add_project_arguments(parser)

@@ -237,34 +237,58 @@ def test_a_failed_first_step_ends_the_build() -> None:
     assert invoked == [("--select", "+cdc_current", "--indirect-selection", "empty")]
 
 
-def test_the_runner_compacts_history_every_so_many_builds(caplog) -> None:
-    """cdc_compact_history after every `compact_every` builds (0: never); a failed compaction is tried next build."""
-    cycle_runner = runner.Runner.__new__(runner.Runner)  # no Spark: only the cadence is tested
-    succeeds = [True]  # what the compaction of the current build does
-    invoked = []
+def test_the_runner_compacts_history_when_its_last_commits_hold_no_compaction(caplog) -> None:
+    """cdc_compact_history when none of cdc_history's last `compact_every` commits is an OPTIMIZE (the
+    table's history: a new process, or --once, keeps the cadence); 0: never; a failed compaction is
+    tried again after the next build; one that commits nothing is not tried again for as many builds."""
+    operations: list[str] = []  # cdc_history's Delta history, oldest first
+    outcome = {"success": True, "commits": True}
+
+    class History:
+        schema = "cdc"
+
+        @staticmethod
+        def sql(statement: str) -> list[tuple]:
+            limit = int(statement.rsplit(" ", 1)[1])
+            assert statement == f"describe history cdc.cdc_history limit {limit}"
+            commits = [(version, None, None, None, operation) for version, operation in enumerate(operations)]
+            return commits[::-1][:limit]
 
     def dbt(*arguments: str) -> SimpleNamespace:
-        invoked.append(arguments)
-        return SimpleNamespace(success=succeeds[0], exception="conflict")
+        assert arguments == ("run-operation", "cdc_compact_history")
+        if outcome["success"] and outcome["commits"]:
+            operations.append("OPTIMIZE")
+        return SimpleNamespace(success=outcome["success"], exception="conflict")
 
-    cycle_runner._dbt = dbt
-    caplog.set_level(logging.WARNING, logger="cdc_run")
+    def new_runner(compact_every: int) -> runner.Runner:
+        cycle_runner = runner.Runner.__new__(runner.Runner)  # no Spark: only the cadence is tested
+        cycle_runner.connection, cycle_runner._dbt = History, dbt
+        cycle_runner.compact_every, cycle_runner.builds_since_compaction = compact_every, None
+        return cycle_runner
 
-    def compacted(compact_every: int, outcomes: list[bool]) -> list[bool]:
-        cycle_runner.compact_every, cycle_runner.builds_since_compaction = compact_every, 0
+    def builds(cycle_runner: runner.Runner, count: int) -> list[bool]:
+        """Whether each of `count` builds (a MERGE commit each) was followed by a compaction."""
         done = []
-        for number, outcome in enumerate(outcomes, start=1):
-            succeeds[0] = outcome
+        for number in range(1, count + 1):
+            operations.append("MERGE")
             cycle = runner.Cycle(number)
             cycle_runner._compact(cycle)
             done.append(cycle.compacted_seconds is not None)
         return done
 
-    assert compacted(3, [True] * 7) == [False, False, True, False, False, True, False]
-    assert set(invoked) == {("run-operation", "cdc_compact_history")}
-    # the second build's compaction fails: the third tries again, then every second build
-    assert compacted(2, [True, False, True, True, True]) == [False, False, True, False, True]
+    caplog.set_level(logging.WARNING, logger="cdc_run")
+    assert builds(new_runner(3), 7) == [False, False, True, False, False, True, False]
+    # a runner started anew (or --once) counts the commits since the last compaction (one, the
+    # previous runner's last build), not its own builds
+    assert builds(new_runner(3), 2) == [False, True]
+    # a compaction that fails is tried after the next build
+    outcome["success"] = False
+    failing = new_runner(3)
+    assert builds(failing, 3) == [False, False, False]
     assert "cdc_history not compacted: conflict" in caplog.text
-    invoked.clear()
-    assert compacted(0, [True] * 3) == [False] * 3
-    assert not invoked
+    outcome["success"] = True
+    assert builds(failing, 1) == [True]
+    # one that finds nothing to rewrite (no commit) waits as many builds before it is tried again
+    outcome["commits"] = False
+    assert builds(new_runner(2), 4) == [False, True, False, True]
+    assert builds(new_runner(0), 5) == [False] * 5
