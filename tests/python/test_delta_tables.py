@@ -206,6 +206,11 @@ def test_a_history_stored_by_other_key_buckets_stops_an_incremental_build(projec
     assert "var cdc_key_buckets is 1" in failed.message
     assert "--full-refresh" in failed.message
     assert project.history() == built
+    # a table made before the property existed was built with 64 buckets, the default then
+    project.query(f"alter table {history_table} unset tblproperties ('cdc.key_buckets')")
+    result = project.dbt("build", "--select", "cdc_history", "--exclude-resource-type", "test", check=False)
+    (failed,) = [node for node in result.result if node.node.name == "cdc_history"]
+    assert "in 64 key buckets (built before it recorded the number" in failed.message
 
     project.build("--full-refresh", tests=False)
     assert dict(project.query(f"show tblproperties {history_table}"))["cdc.key_buckets"] == "1"
