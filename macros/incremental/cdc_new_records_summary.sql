@@ -16,11 +16,15 @@
     {%- if watermark is not number or watermark != watermark | int or watermark < 0 -%}
         {{ cdc_argument_error('cdc_new_records_summary', 'watermark', 'a whole number of at least 0 (cdc_batch_watermark of an incremental run)', watermark) }}
     {%- endif -%}
+    {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'truncates': 0} -%}
+    {#- not executing (parsed, compiled for docs): nothing is read, nor kept -#}
+    {%- if not execute -%}
+        {{ return(summary) }}
+    {%- endif -%}
     {%- set memo_key = 'cdc_new_records_summary ' ~ invocation_id -%}
     {%- if memo_key not in graph -%}
-        {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'truncates': 0} -%}
         {%- set new_batches = cdc_new_batches(watermark) -%}
-        {%- if execute and new_batches != 'false' -%}
+        {%- if new_batches != 'false' -%}
             {#- not ref(): data tests ask too (cdc_run_scope_where), and dbt resolves a test's refs
                 before it runs -#}
             {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
