@@ -1,7 +1,7 @@
 {#
     The record kinds int_cdc_records holds: the accepted values of `record_kind` in its data test
     (models/intermediate/_int_cdc__models.yml), read from the project's graph so that the list is
-    written once. Config cdc_record_kinds of a model is checked against it.
+    written once. Config cdc_record_kinds of a model is checked against it (cdc_no_new_records_of).
 #}
 {% macro cdc_record_kinds() %}
     {%- set records = 'model.' ~ project_name ~ '.int_cdc_records' -%}

@@ -35,22 +35,11 @@
 
     {#- a model of records of some kinds writes nothing when the new batches hold none of them -#}
     {%- set record_kinds = config.get('cdc_record_kinds', none) -%}
-    {%- if record_kinds is not none -%}
-        {#- a misspelt kind would skip the model for ever: the kinds are those int_cdc_records' test accepts -#}
-        {%- set known_kinds = cdc_record_kinds() -%}
-        {%- if record_kinds is string or record_kinds is mapping or not record_kinds
-            or record_kinds | reject('in', known_kinds) | list -%}
-            {{ cdc_argument_error('incremental materialization', 'config cdc_record_kinds',
-                'a non-empty list of record kinds among ' ~ known_kinds | join(', '), record_kinds) }}
-        {%- endif -%}
-        {%- set watermark = cdc_batch_watermark() -%}
-        {%- set new_records = cdc_new_records_summary(watermark).records_by_kind if watermark >= 0 else none -%}
-        {%- if new_records is not none and not (record_kinds | select('in', new_records) | list) -%}
-            {% call noop_statement('main', 'NO NEW ' ~ record_kinds | join(', ') | upper ~ ' RECORDS', 'SKIP', 0) -%}
-                -- the new batches hold no {{ record_kinds | join(' or ') }} record: {{ target_relation }} stays as it is
-            {%- endcall %}
-            {{ return({'relations': [target_relation]}) }}
-        {%- endif -%}
+    {%- if record_kinds is not none and cdc_no_new_records_of(record_kinds) -%}
+        {% call noop_statement('main', 'NO NEW ' ~ record_kinds | join(', ') | upper ~ ' RECORDS', 'SKIP', 0) -%}
+            -- the new batches hold no {{ record_kinds | join(' or ') }} record: {{ target_relation }} stays as it is
+        {%- endcall %}
+        {{ return({'relations': [target_relation]}) }}
     {%- endif -%}
 
     {%- if strategy == 'insert_overwrite' and partition_by and not cdc_partition_overwrite_is_dynamic() -%}

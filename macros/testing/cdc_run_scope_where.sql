@@ -18,7 +18,7 @@
         {%- set tested = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
             | selectattr('relation_name', 'equalto', relation | string) | list -%}
         {%- set record_kinds = tested[0].config.get('cdc_record_kinds') if tested else none -%}
-        {%- if record_kinds and not (record_kinds | select('in', cdc_new_records_summary(cdc_batch_watermark()).records_by_kind) | list) -%}
+        {%- if record_kinds is not none and cdc_no_new_records_of(record_kinds) -%}
             {%- set in_batches = 'false' -%}
         {%- endif -%}
     {%- endif -%}
