@@ -6,6 +6,7 @@
       first_sequence      the earliest sequence_key of a record with an op (none without one):
                           cdc_events' bound on earlier batches (cdc_events_rework_batches)
       truncates           table-wide truncates (int_cdc_touched_keys)
+      partial_key_changes records of key changes with a partial after image (int_cdc_key_changes)
     Read once per dbt invocation and kept in its `graph`, when a model downstream of
     int_cdc_records (or a data test of one) first asks: in a `dbt build` that is after
     int_cdc_records has stored the new batches. An empty summary (no query) when the run takes
@@ -16,7 +17,7 @@
     {%- if watermark is not number or watermark != watermark | int or watermark < 0 -%}
         {{ cdc_argument_error('cdc_new_records_summary', 'watermark', 'a whole number of at least 0 (cdc_batch_watermark of an incremental run)', watermark) }}
     {%- endif -%}
-    {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'truncates': 0} -%}
+    {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'truncates': 0, 'partial_key_changes': 0} -%}
     {#- not executing (parsed, compiled for docs): nothing is read, nor kept -#}
     {%- if not execute -%}
         {{ return(summary) }}
@@ -30,14 +31,16 @@
             {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
             {%- set rows = run_query(
                 'select record_kind, count(*), min(if(op is not null, sequence_key, null)), '
-                ~ "count_if(op = 'truncate' and key_json is null) from " ~ records
+                ~ "count_if(op = 'truncate' and key_json is null), "
+                ~ 'count_if(is_key_change and after_image_is_partial) from ' ~ records
                 ~ ' where ' ~ new_batches ~ ' group by record_kind').rows -%}
             {%- for row in rows -%}
                 {%- do summary.records_by_kind.update({row[0]: row[1] | int}) -%}
                 {%- if row[2] is not none and (summary.first_sequence is none or row[2] < summary.first_sequence) -%}
                     {%- do summary.update({'first_sequence': row[2]}) -%}
                 {%- endif -%}
-                {%- do summary.update({'truncates': summary.truncates + row[3] | int}) -%}
+                {%- do summary.update({'truncates': summary.truncates + row[3] | int,
+                    'partial_key_changes': summary.partial_key_changes + row[4] | int}) -%}
             {%- endfor -%}
         {%- endif -%}
         {%- do graph.update({memo_key: summary}) -%}

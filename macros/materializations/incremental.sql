@@ -12,7 +12,8 @@
       - a model with config cdc_record_kinds (a list of int_cdc_records' record kinds) sends
         nothing when the run's new batches hold no record of those kinds
         (cdc_new_records_summary, one query a build for every model that asks), as
-        dbt-databricks' skip_merge_on_empty_source skips a MERGE of nothing;
+        dbt-databricks' skip_merge_on_empty_source skips a MERGE of nothing; nor does a model
+        that noted, compiling, that its query is empty (cdc_models_writing_nothing);
       - on_schema_change 'fail' compares the query's columns (`describe query`, which plans the
         query and reads no data) with the target's (cdc_check_query_columns): two metadata
         statements, where dbt-spark's check creates a view and describes it and the target.
@@ -33,11 +34,18 @@
     {%- set partition_by = [partition_by] if partition_by is string else partition_by -%}
     {%- set target_relation = this -%}
 
-    {#- a model of records of some kinds writes nothing when the new batches hold none of them -#}
+    {#- a model of records of some kinds writes nothing when the new batches hold none of them;
+        another may have found, compiling, that its query is empty (cdc_models_writing_nothing) -#}
     {%- set record_kinds = config.get('cdc_record_kinds', none) -%}
     {%- if record_kinds is not none and cdc_no_new_records_of(record_kinds) -%}
+        {%- do cdc_models_writing_nothing().append(model.unique_id) -%}
         {% call noop_statement('main', 'NO NEW ' ~ record_kinds | join(', ') | upper ~ ' RECORDS', 'SKIP', 0) -%}
             -- the new batches hold no {{ record_kinds | join(' or ') }} record: {{ target_relation }} stays as it is
+        {%- endcall %}
+        {{ return({'relations': [target_relation]}) }}
+    {%- elif model.unique_id in cdc_models_writing_nothing() -%}
+        {% call noop_statement('main', 'NOTHING NEW', 'SKIP', 0) -%}
+            -- the model's query is empty in this run: {{ target_relation }} stays as it is
         {%- endcall %}
         {{ return({'relations': [target_relation]}) }}
     {%- endif -%}

@@ -4,6 +4,8 @@
       - a seed whose file and table settings are those of its last load is not loaded again:
         the table keeps its rows and its Delta version, and the node costs one metadata read
         (the fingerprint stored in the table's properties), not a drop, a create and an insert;
+        a data test that passed on those rows (the test materialization marks it in the
+        table's properties) sends no query either (where: __cdc_run_wrote__);
       - a seed that changed is replaced in one statement (CREATE OR REPLACE ... AS SELECT from
         its rows): one Delta commit, so a reader sees the old rows or the new ones, never a
         missing or empty table, and the table's history is kept (RESTORE reaches it).
@@ -18,8 +20,13 @@
     {%- set agate_table = load_agate_table() -%}
     {%- do store_result('agate_table', response='OK', agate_table=agate_table) -%}
     {%- set fingerprint = cdc_seed_fingerprint(model) -%}
-    {%- set unchanged = old_relation is not none and not should_full_refresh()
-        and cdc_seed_stored_fingerprint(old_relation) == fingerprint -%}
+    {%- set stored = cdc_seed_stored_marks(old_relation) if old_relation is not none and not should_full_refresh()
+        else {'fingerprint': none, 'tested': {}} -%}
+    {%- set unchanged = stored.fingerprint == fingerprint -%}
+    {#- its data tests (where: __cdc_run_wrote__) send no query for rows they passed on -#}
+    {%- do cdc_seed_states().update({model.unique_id: {
+        'relation': target_relation | string, 'fingerprint': fingerprint, 'unchanged': unchanged,
+        'tested': stored.tested if unchanged else {}}}) -%}
 
     {{ run_hooks(pre_hooks) }}
 

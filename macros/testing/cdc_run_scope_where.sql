@@ -10,17 +10,30 @@
             "unknown test scope placeholder " ~ placeholder ~ " in `where: " ~ where ~ "`; known: " ~ known | join(', ')
         ) }}
     {%- endfor -%}
+    {%- set tested = graph.nodes.values() | selectattr('resource_type', 'in', ['model', 'seed'])
+        | selectattr('relation_name', 'equalto', relation | string) | first -%}
+    {#- a seed was written, or not, whatever the batches: in a build that found it unchanged
+        (the seed materialization), this test has nothing new to check if it passed on its rows -#}
+    {%- if tested is defined and tested.resource_type == 'seed' -%}
+        {%- set seed = cdc_seed_states().get(tested.unique_id) -%}
+        {%- set wrote = not (flags.WHICH == 'build' and var('cdc_test_scope', 'run') == 'run'
+            and seed is not none and seed.unchanged
+            and seed.tested.get(cdc_seed_test_mark(model.unique_id)) == seed.fingerprint) -%}
+        {%- set where = where | replace('__cdc_run_wrote__', 'true' if wrote else 'false') -%}
+        {%- if '__cdc_run_' in where -%}
+            {{ exceptions.raise_compiler_error(
+                "a seed's data test can only be scoped __cdc_run_wrote__ (a seed has no batches nor keys); got `where: "
+                ~ where ~ "` on " ~ relation) }}
+        {%- endif -%}
+        {{ return(where) }}
+    {%- endif -%}
     {%- set in_batches = cdc_run_batches_condition() -%}
     {%- set every_row = in_batches == 'true' -%}
-    {#- in a build, a model of records of some kinds (config cdc_record_kinds) whose kinds the
-        run's batches hold none of wrote nothing (the incremental materialization): nothing to check -#}
-    {%- if flags.WHICH == 'build' and not every_row and in_batches != 'false' -%}
-        {%- set tested = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
-            | selectattr('relation_name', 'equalto', relation | string) | list -%}
-        {%- set record_kinds = tested[0].config.get('cdc_record_kinds') if tested else none -%}
-        {%- if record_kinds is not none and cdc_no_new_records_of(record_kinds) -%}
-            {%- set in_batches = 'false' -%}
-        {%- endif -%}
+    {#- in a build, a model that wrote nothing (cdc_models_writing_nothing: no record of its
+        kinds, or a query it knew empty) has nothing to check -#}
+    {%- if flags.WHICH == 'build' and not every_row and in_batches != 'false'
+        and tested is defined and tested.unique_id in cdc_models_writing_nothing() -%}
+        {%- set in_batches = 'false' -%}
     {%- endif -%}
     {#- a run of no batches changed no key and no message: a literal, so that Spark plans the
         test's scan as empty (a subquery under `or` is a join it runs over the whole table) -#}

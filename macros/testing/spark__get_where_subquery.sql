@@ -8,7 +8,11 @@
                             every key of a table it truncates
       __cdc_run_messages__  every row sharing a message_id with the run's batches
       __cdc_run_wrote__     every row, unless the build wrote nothing to the model (it took no
-                            batch, or none held the record kinds of its config cdc_record_kinds)
+                            batch, none held the record kinds of its config cdc_record_kinds,
+                            or the model found its query empty: cdc_models_writing_nothing);
+                            for a seed's test, unless the build found the seed unchanged since
+                            the test passed on it (cdc_seed_states)
+    A test whose `where` is then only `false` sends no query (macros/materializations/test.sql).
     The run's batches are, in `dbt build`, those the build processes (none when nothing was
     landed since the last run: its models wrote nothing, so its tests check nothing); in
     `dbt test`, those above the watermark or, when there are none, those of the last
@@ -24,6 +28,10 @@
     {%- endif -%}
     {%- if '__cdc_run_' in where -%}
         {%- set where = cdc_run_scope_where(where, relation) -%}
+        {#- nothing but `false` joined by and/or: the test has nothing to check (test materialization) -#}
+        {%- if execute and modules.re.fullmatch('[()\\s]*false([()\\s]+(and|or)[()\\s]+false)*[()\\s]*', where | lower) -%}
+            {%- do cdc_empty_test_scopes().append(model.unique_id) -%}
+        {%- endif -%}
     {%- endif -%}
     {{ return('(select * from ' ~ relation ~ ' where ' ~ where ~ ') dbt_subquery') }}
 {%- endmacro %}

@@ -51,9 +51,7 @@
     {%- if execute -%}
         {%- set rows = [] -%}
         {%- if load_relation(columns_relation) is not none -%}
-            {%- set rows = run_query(
-                "select source_column, source_format, declared_type, value_type, first_sequence, last_sequence from "
-                ~ columns_relation ~ " where table_id = " ~ cdc_string_literal(spec.table_id)).rows -%}
+            {%- set rows = cdc_typed_columns_rows(columns_relation, spec.table_id) -%}
         {%- endif -%}
         {%- if rows | length == 0 and load_relation(history_relation) is not none -%}
             {%- set discovered = run_query(

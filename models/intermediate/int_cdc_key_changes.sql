@@ -1,12 +1,19 @@
-{{ config(materialized='table') }}
+{{ config(materialized='incremental', incremental_strategy='insert_overwrite') }}
 {#
     Updates that changed the key and carry a partial after image (formats with
     `partial_after_images` in var cdc_formats): the new key's row is the old key's row at that
     position overlaid with the image, so the new key's history depends on the old key's.
     int_cdc_touched_keys touches both keys of such a change and cdc_history carries the row over.
-    A small table, rebuilt from every batch int_cdc_records holds; no scan when no such format
-    has landed.
+    A small table, rewritten whole from every batch int_cdc_records holds (insert overwrite of
+    an unpartitioned table) when the new batches hold such a change, and left as it is, with
+    nothing sent, when they hold none (cdc_models_writing_nothing).
 #}
+{%- if execute and is_incremental() -%}
+    {%- set watermark = cdc_batch_watermark() -%}
+    {%- if watermark >= 0 and cdc_new_records_summary(watermark).partial_key_changes == 0 -%}
+        {%- do cdc_models_writing_nothing().append(model.unique_id) -%}
+    {%- endif -%}
+{%- endif -%}
 with key_change_records as (
     -- int_cdc_records splits each such update into a delete of the old key and an insert of the
     -- new one, from one record

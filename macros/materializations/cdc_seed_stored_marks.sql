@@ -1,0 +1,38 @@
+{#
+    What a seed's table says of its last load, from its table properties (one statement):
+      fingerprint   the fingerprint it was loaded with (cdc.seed_fingerprint), none without one
+                    (a table loaded otherwise)
+      tested        {property: fingerprint} of each data test that passed on the rows loaded
+                    with that fingerprint (cdc_seed_test_mark, written by the test materialization)
+#}
+{% macro cdc_seed_stored_marks(relation) %}
+    {{ cdc_check_relation('cdc_seed_stored_marks', relation, 'the seed table') }}
+    {%- set marks = {'fingerprint': none, 'tested': {}} -%}
+    {#- all its properties: asked for one by name, Spark answers a missing one with a row saying so -#}
+    {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+        {%- if row[0] == 'cdc.seed_fingerprint' -%}
+            {%- do marks.update({'fingerprint': row[1]}) -%}
+        {%- elif row[0].startswith('cdc.seed_tested.') -%}
+            {%- do marks.tested.update({row[0]: row[1]}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(marks) }}
+{% endmacro %}
+
+{# The table property that records the fingerprint a seed's data test `test_id` last passed on. #}
+{% macro cdc_seed_test_mark(test_id) %}
+    {%- if test_id is not string or not test_id.startswith('test.') -%}
+        {{ cdc_argument_error('cdc_seed_test_mark', 'test_id', "a data test's unique id", test_id) }}
+    {%- endif -%}
+    {{ return('cdc.seed_tested.' ~ local_md5(test_id)[:12]) }}
+{% endmacro %}
+
+{#
+    The seeds this invocation's seed materialization saw: {unique id: {relation, fingerprint,
+    unchanged, tested}} (tested as cdc_seed_stored_marks reads it), kept in the invocation's
+    `graph`. A data test of an unchanged seed that passed on its rows before sends no query
+    (cdc_run_scope_where); one that passes now is marked (test materialization).
+#}
+{% macro cdc_seed_states() %}
+    {{ return(cdc_invocation_state('cdc_seed_states', {})) }}
+{% endmacro %}
