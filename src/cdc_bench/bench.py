@@ -26,12 +26,15 @@ Steps, on the same data and Spark settings (the local target), in one run:
   9. small         land --small-messages more messages and dbt build, as a user runs them: two
                    commands, each its own process and JVM (after the bench's own Spark is stopped)
  10. user_increment  a further 1% of events landed and built as a user runs them (two processes)
+     *_hand_merge  after each of 9 and 10, its anchor: the same messages merged by hand (hand_merge's MERGE)
+                   into the hand-written history, as its own process and JVM (cdc_bench.hand_merge_process)
 With Spark in the bench's process (target local), every dbt build's SQL statements and Spark jobs are counted
 (cdc_bench.spark_work) and printed for the full build, the incremental one and a small one (the median of the
 increments): the fixed cost of a build, which later work must not add to unseen.
 Prints a table and writes a JSON report (events, bytes, seconds, events/s, peak driver memory,
 full/floor, full/hand_written, bound/floor, bound/hand_written, one_pass_bound/floor,
-one_pass_bound/hand_written, incremental/full, incremental/hand_merge, user_increment/full, ours/anchor,
+one_pass_bound/hand_written, incremental/full, incremental/hand_merge, user_increment/full,
+small/small_hand_merge, user_increment/user_increment_hand_merge, ours/anchor,
 schema_change with/without, small against its limit). Not part of the test suite.
 
     python scripts/bench.py --target cluster --events 2000000 --keys 200000
@@ -64,6 +67,7 @@ from cdc_bench.steps import (
     Step,
     anchor_auto_cdc,
     hand_merge,
+    hand_merge_process,
     hand_written,
     increments,
     run_dbt,
@@ -282,9 +286,15 @@ def main(argv: list[str] | None = None) -> int:
     # (cluster), so this process must let go of its Spark first
     end_spark(spark)
     environment = {**os.environ, **bench_env}
-    steps.append(user_run("small", args.format, files["small"], work / "small", work, environment))
-    user_increment = files["user_increment"]
-    steps.append(user_run("user_increment", args.format, user_increment, work / "user_increment", work, environment))
+    # each beside its anchor: the same messages merged by hand into the hand-written history, as its own process
+    hand_history = work / "hand_merge" / "history"
+    for name in ("small", "user_increment"):
+        steps.append(user_run(name, args.format, files[name], work / name, work, environment))
+        steps.append(
+            hand_merge_process(
+                f"{name}_hand_merge", args.format, files[name], hand_history, work / name, work, environment
+            )
+        )
 
     by_name = {step.name: step for step in steps}
 
@@ -312,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         "incremental/full": ratio("incremental", "full"),
         "incremental/hand_merge": ratio("incremental", "hand_merge"),
         "user_increment/full": ratio("user_increment", "full"),
+        "small/small_hand_merge": ratio("small", "small_hand_merge"),
+        "user_increment/user_increment_hand_merge": ratio("user_increment", "user_increment_hand_merge"),
         "ours/anchor": ratio("full", "anchor"),
         "schema_change with/without": by_name["schema_change"].parts["with/without"] if args.schema_changes else None,
     }

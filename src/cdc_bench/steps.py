@@ -242,6 +242,38 @@ def user_run(name: str, source_format: str, messages: MessageFiles, folder: Path
     return step
 
 
+def hand_merge_process(
+    name: str, source_format: str, messages: MessageFiles, history: Path, folder: Path, work: Path, env: dict
+) -> Step:
+    """The anchor of user_run: the hand-written MERGE of the same messages into the hand-written history
+    (written by hand_merge), as its own process and JVM (cdc_bench.hand_merge_process); wall time."""
+    step = Step(name, messages.changes, messages.bytes)
+    if source_format not in HAND_MERGE or not history.exists():
+        step.note = f"not available for {source_format}: there is such a MERGE for {', '.join(HAND_MERGE)}"
+        return step
+    command = [
+        sys.executable,
+        "-m",
+        "cdc_bench.hand_merge_process",
+        "--format",
+        source_format,
+        str(history),
+        str(folder),
+    ]
+    output = work / f"{name}.log"
+    log.info("%s: %s (output in %s)", name, " ".join(command), output)
+    started = time.perf_counter()
+    with output.open("w") as handle:
+        completed = subprocess.run(
+            command, cwd=PROJECT_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, check=False
+        )
+    if completed.returncode:
+        raise SystemExit(f"{name}: {' '.join(command)} exited {completed.returncode}; see {output}")
+    step.seconds = time.perf_counter() - started
+    step.parts = {"messages": messages.messages}
+    return step
+
+
 def history_files_and_current_scan(spark: Any, schema: str) -> dict:
     """The file count of cdc_history (Delta's DESCRIBE DETAIL) and the seconds of a full scan of cdc_current
     (every column read; Spark's noop sink refuses a view over a Delta table: a hash of each row instead)."""

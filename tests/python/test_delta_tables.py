@@ -218,75 +218,80 @@ def test_a_history_stored_by_other_key_buckets_stops_an_incremental_build(projec
     assert project.history() == built
 
 
+NOT_SENT = "NOTHING WRITTEN TO TEST"  # a data test's result when it sent no query (macros/materializations/test.sql)
+
+
+def tests_of(results: dict[str, object], attached: str) -> list[object]:
+    """The data test results of `results` ({unique id: result}) attached to node `attached`."""
+    return [node for node in results.values() if getattr(node.node, "attached_node", None) == attached]
+
+
 def test_a_build_sends_nothing_for_what_it_did_not_write(project, tmp_path: Path) -> None:
     """A build writes nothing to a model its new batches give nothing (cdc_heartbeats without a
     heartbeat, int_cdc_key_changes without a key change to carry) and sends no query for the data
-    tests of what it did not write (macros/materializations/test.sql), nor for a seed's test that
-    passed on the seed's rows before (marked in the seed's table): a test not so marked, or that
-    fails, runs on every build."""
+    tests of what it did not write; what it wrote is tested."""
     changes = Scenario(
         seed=7, tables=2, keys=12, events=120, ddl_every=0, heartbeat_every=0, transaction_markers=False
     ).generate()
     first, second = write_stream(changes, "dataworks_json", tmp_path / "stream", files=2, seed=7)
-    not_sent = "NOTHING WRITTEN TO TEST"
-    op_codes, table_keys = "seed.cdc.cdc_op_codes", "seed.cdc.cdc_table_keys"
+    skip = ("--exclude-resource-type", "unit_test", "--exclude", "path:models/marts/typed")
+    project.land("dataworks_json", first)
+    project.dbt("build", *skip, "--exclude-resource-type", "test")
+    project.land("dataworks_json", second)
+    built = {node.node.unique_id: node for node in project.dbt("build", *skip).result}
 
-    def build(*args: str, check: bool = True) -> dict[str, object]:
-        result = project.dbt(
-            "build", *args, "--exclude-resource-type", "unit_test", "--exclude", "path:models/marts/typed", check=check
+    assert built["model.cdc.cdc_heartbeats"].message == "NO NEW HEARTBEAT RECORDS"
+    assert built["model.cdc.int_cdc_key_changes"].message == "NOTHING NEW"
+    for skipped in ("model.cdc.cdc_heartbeats", "model.cdc.int_cdc_key_changes"):
+        (test,) = tests_of(built, skipped)
+        assert str(test.status) == "pass" and test.adapter_response.get("_message") == NOT_SENT, (skipped, test)
+    for written in ("model.cdc.cdc_events", "model.cdc.cdc_history"):
+        (test,) = tests_of(built, written)
+        assert test.adapter_response.get("_message") != NOT_SENT, (written, test)
+
+
+def test_a_seeds_test_runs_until_it_passes_on_the_seeds_rows(project) -> None:
+    """A seed's data test that passed marks the seed's table (cdc.seed_tested.*, at the seed's
+    fingerprint): a build that finds the seed unchanged sends no query for it. A test not so
+    marked, or that fails, runs on every build."""
+    seed = "seed.cdc.cdc_table_keys"
+    table = "{schema}.cdc_table_keys"
+
+    def build() -> object:
+        (test,) = tests_of(
+            {
+                node.node.unique_id: node
+                for node in project.dbt("build", "--select", "cdc_table_keys", check=False).result
+            },
+            seed,
         )
-        return {node.node.unique_id: node for node in result.result}
+        return test
 
-    def tests_of(results: dict[str, object], attached: str) -> list[object]:
-        return [node for node in results.values() if getattr(node.node, "attached_node", None) == attached]
-
-    def marks(seed: str) -> tuple[str | None, set[str]]:
+    def marks() -> tuple[str | None, set[str]]:
         """The seed's fingerprint, and the fingerprints its tests are marked passed at."""
-        properties = dict(project.query(f"show tblproperties {{schema}}.{seed.split('.')[-1]}"))
+        properties = dict(project.query(f"show tblproperties {table}"))
         tested = {value for name, value in properties.items() if name.startswith("cdc.seed_tested.")}
         return properties.get("cdc.seed_fingerprint"), tested
 
-    def set_marks(seed: str, value: str) -> None:
-        table = f"{{schema}}.{seed.split('.')[-1]}"
+    def set_marks(value: str) -> None:
         for name, _ in project.query(f"show tblproperties {table}"):
             if name.startswith("cdc.seed_tested."):
                 project.query(f"alter table {table} set tblproperties ('{name}' = '{value}')")
 
-    project.land("dataworks_json", first)
-    built = build()
-    # the first build tested the seeds and marked each test passed at the seed's fingerprint
-    (test,) = tests_of(built, op_codes)
-    assert test.adapter_response.get("_message") != not_sent
-    fingerprint, tested = marks(op_codes)
+    assert build().adapter_response.get("_message") != NOT_SENT
+    fingerprint, tested = marks()
     assert fingerprint is not None and tested == {fingerprint}
+    test = build()
+    assert str(test.status) == "pass" and test.adapter_response.get("_message") == NOT_SENT
 
-    project.land("dataworks_json", second)
-    built = build()
-    kinds = project.query(
-        "select distinct record_kind from {schema}.int_cdc_records "
-        "where load_batch_id = (select max(load_batch_id) from {schema}.cdc_load_batches)"
-    )
-    assert kinds == [("row_change",)], "the second batch should hold row changes only"
-    assert built["model.cdc.cdc_heartbeats"].message == "NO NEW HEARTBEAT RECORDS"
-    assert built["model.cdc.int_cdc_key_changes"].message == "NOTHING NEW"
-    for skipped in ("model.cdc.cdc_heartbeats", "model.cdc.int_cdc_key_changes", op_codes, table_keys):
-        (test,) = tests_of(built, skipped)
-        assert str(test.status) == "pass" and test.adapter_response.get("_message") == not_sent, (skipped, test)
-    # what the build wrote is tested
-    (events_test,) = tests_of(built, "model.cdc.cdc_events")
-    assert events_test.adapter_response.get("_message") != not_sent
-
-    # a test not marked at the seed's fingerprint runs again, then is marked
-    set_marks(op_codes, "stale")
-    (test,) = tests_of(build(), op_codes)
-    assert test.adapter_response.get("_message") != not_sent
-    assert marks(op_codes) == (fingerprint, {fingerprint})
+    set_marks("stale")
+    assert build().adapter_response.get("_message") != NOT_SENT
+    assert marks() == (fingerprint, {fingerprint})
 
     # a test that fails leaves no mark: the next build runs it again
-    set_marks(table_keys, "stale")
+    set_marks("stale")
     copies = "('copied.table', '[\"id\"]', 'a'), ('copied.table', '[\"id\"]', 'b')"
-    project.query(f"insert into {{schema}}.cdc_table_keys values {copies}")
+    project.query(f"insert into {table} values {copies}")
     for _ in range(2):
-        (test,) = tests_of(build("--select", "cdc_table_keys", check=False), table_keys)
-        assert str(test.status) == "fail"
-        assert marks(table_keys)[1] == {"stale"}
+        assert str(build().status) == "fail"
+        assert marks()[1] == {"stale"}
