@@ -56,8 +56,21 @@
         {%- set where = where | replace('__cdc_run_keys__', 'true' if every_row else in_keys) -%}
     {%- endif -%}
     {%- set in_messages = 'message_id in (select message_id from ' ~ relation ~ ' where ' ~ in_batches ~ ')' -%}
-    {{ return(where
+    {%- set where = where
         | replace('__cdc_run_wrote__', 'true')
         | replace('__cdc_run_batches__', in_batches)
-        | replace('__cdc_run_messages__', 'true' if every_row else in_messages)) }}
+        | replace('__cdc_run_messages__', 'true' if every_row else in_messages) -%}
+    {#- a test whose meta names a sequence column (cdc_run_from) checks, of those rows, the ones at or
+        after the first position the build's new batches hold (or with none): a build writes no
+        change before it, and a literal bound lets Delta skip the files of older rows -#}
+    {%- set from_column = (config.get('meta') or {}).get('cdc_run_from') -%}
+    {%- if from_column and flags.WHICH == 'build' and not every_row -%}
+        {%- set first = cdc_new_records_summary(cdc_batch_watermark()).first_sequence -%}
+        {%- if first is not none -%}
+            {%- set column = cdc_quote_identifier(from_column) -%}
+            {%- set where = '(' ~ column ~ ' >= ' ~ cdc_string_literal(first) ~ ' or ' ~ column ~ ' is null) and ('
+                ~ where ~ ')' -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(where) }}
 {% endmacro %}

@@ -13,6 +13,10 @@
                             for a seed's test, unless the build found the seed unchanged since
                             the test passed on it (cdc_seed_states)
     A test whose `where` is then only `false` sends no query (macros/materializations/test.sql).
+    A test whose config `meta` names a sequence column (`cdc_run_from: sequence_key`) checks, in
+    a build, only the rows whose value there is at or after the first position the new batches
+    hold, or null: what a build writes starts there (cdc_new_records_summary), and the literal
+    bound lets Delta skip the files of older rows.
     The run's batches are, in `dbt build`, those the build processes (none when nothing was
     landed since the last run: its models wrote nothing, so its tests check nothing); in
     `dbt test`, those above the watermark or, when there are none, those of the last
