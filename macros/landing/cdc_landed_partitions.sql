@@ -1,6 +1,7 @@
 {#
-    The landing table's partitions, [{load_batch_id, source_format}]; empty when the table is
-    missing. Above the watermark they are read from the landing table itself, pruned to those
+    The landing table's partitions, [{load_batch_id, source_format, first_message_id,
+    last_message_id}] (the least and greatest message_id of a partition above the watermark,
+    none below it); empty when the table is missing. Above the watermark they are read from the landing table itself, pruned to those
     partitions (a run reads its new batches' files, not every landed file: Delta's SHOW
     PARTITIONS reads them all, ~1 s a call at 2M messages and growing with the table); at or
     below it, from the ledger cdc_load_batches, which holds every batch a run took. Read once
@@ -21,22 +22,30 @@
     {% set watermark = cdc_batch_watermark() %}
     {% set ledger = cdc_previous_run_relation('cdc_load_batches') if watermark >= 0 else none %}
     {% set partitions_query %}
-        select distinct
+        select
             load_batch_id,
-            source_format
+            source_format,
+            min(message_id) as first_message_id,
+            max(message_id) as last_message_id
         from {{ landing }}
         where load_batch_id > {{ watermark }}
+        group by load_batch_id, source_format
         {% if ledger is not none %}
             union
             select
                 load_batch_id,
-                source_format
+                source_format,
+                cast(null as string) as first_message_id,
+                cast(null as string) as last_message_id
             from {{ ledger }}
         {% endif %}
     {% endset %}
     {% set partitions = [] %}
     {% for row in run_query(partitions_query).rows %}
-        {% do partitions.append({'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format']}) %}
+        {% do partitions.append({
+            'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format'],
+            'first_message_id': row['first_message_id'], 'last_message_id': row['last_message_id'],
+        }) %}
     {% endfor %}
     {% do graph.update({memo_key: partitions}) %}
     {{ return(partitions) }}

@@ -221,7 +221,7 @@ def test_a_history_stored_by_other_key_buckets_stops_an_incremental_build(projec
 NOT_SENT = "NOTHING WRITTEN TO TEST"  # a data test's result when it sent no query (macros/materializations/test.sql)
 
 
-def tests_of(results: dict[str, object], attached: str) -> list[object]:
+def results_attached_to(results: dict[str, object], attached: str) -> list[object]:
     """The data test results of `results` ({unique id: result}) attached to node `attached`."""
     return [node for node in results.values() if getattr(node.node, "attached_node", None) == attached]
 
@@ -243,10 +243,10 @@ def test_a_build_sends_nothing_for_what_it_did_not_write(project, tmp_path: Path
     assert built["model.cdc.cdc_heartbeats"].message == "NO NEW HEARTBEAT RECORDS"
     assert built["model.cdc.int_cdc_key_changes"].message == "NOTHING NEW"
     for skipped in ("model.cdc.cdc_heartbeats", "model.cdc.int_cdc_key_changes"):
-        (test,) = tests_of(built, skipped)
+        (test,) = results_attached_to(built, skipped)
         assert str(test.status) == "pass" and test.adapter_response.get("_message") == NOT_SENT, (skipped, test)
     for written in ("model.cdc.cdc_events", "model.cdc.cdc_history"):
-        (test,) = tests_of(built, written)
+        (test,) = results_attached_to(built, written)
         assert test.adapter_response.get("_message") != NOT_SENT, (written, test)
 
 
@@ -258,7 +258,7 @@ def test_a_seeds_test_runs_until_it_passes_on_the_seeds_rows(project) -> None:
     table = "{schema}.cdc_table_keys"
 
     def build() -> object:
-        (test,) = tests_of(
+        (test,) = results_attached_to(
             {
                 node.node.unique_id: node
                 for node in project.dbt("build", "--select", "cdc_table_keys", check=False).result

@@ -203,10 +203,18 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
     compiled = {
         path.name.split("_cdc_")[0]: path.read_text()
         for path in (project.targets / project.schema / "run").rglob("*.sql")
-        if path.name.startswith(("table_is_valid_cdc_events", "scd2_versions_are_valid_cdc_hi"))
+        if path.name.startswith(
+            ("table_is_valid_cdc_events", "scd2_versions_are_valid_cdc_hi", "source_table_is_valid_cdc_land")
+        )
     }
     assert f"`sequence_key` >= '{second_position}'" in compiled["table_is_valid"]
     assert f"`valid_to_sequence` >= '{second_position}'" in compiled["scd2_versions_are_valid"]
+    # and the landing table's test, the ids the second build's batch landed (meta cdc_run_message_range)
+    first_id, last_id = project.query(
+        "select min(message_id), max(message_id) from {schema}.raw_cdc_messages "
+        "where load_batch_id = (select max(load_batch_id) from {schema}.raw_cdc_messages)"
+    )[0]
+    assert f"`message_id` between '{first_id}' and '{last_id}'" in compiled["source_table_is_valid"]
 
     def copy_current_version(key: int) -> None:
         project.query(
