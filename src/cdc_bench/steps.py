@@ -215,6 +215,20 @@ def typed_image_sql(source_format: str) -> Callable[[str], str]:
     return lambda image: compiled.replace(placeholder, image)
 
 
+def run_command(name: str, command: list[str], output: Path, env: dict) -> float:
+    """Run `command` as its own process from the project root, its output in `output`; its wall seconds.
+    Stops the bench, naming the command and its log, when it fails."""
+    log.info("%s: %s (output in %s)", name, " ".join(command), output)
+    started = time.perf_counter()
+    with output.open("w") as handle:
+        completed = subprocess.run(
+            command, cwd=PROJECT_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, check=False
+        )
+    if completed.returncode:
+        raise SystemExit(f"{name}: {' '.join(command)} exited {completed.returncode}; see {output}")
+    return time.perf_counter() - started
+
+
 def user_run(name: str, source_format: str, messages: MessageFiles, folder: Path, work: Path, env: dict) -> Step:
     """Land the messages under `folder`, then dbt build, as a user runs them: two commands, each its own
     process starting its own JVM; wall time of both, load included."""
@@ -224,21 +238,13 @@ def user_run(name: str, source_format: str, messages: MessageFiles, folder: Path
         "load": [sys.executable, str(load_raw), "--format", source_format, str(folder)],
         "build": [str(dbt), *BUILD, "--profiles-dir", "profiles"],
     }
-    seconds = {}
-    started = time.perf_counter()
-    for part, command in commands.items():
-        output = work / f"{name}-{part}.log"
-        log.info("%s: %s (output in %s)", name, " ".join(command), output)
-        begun = time.perf_counter()
-        with output.open("w") as handle:
-            completed = subprocess.run(
-                command, cwd=PROJECT_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, check=False
-            )
-        seconds[part] = round(time.perf_counter() - begun, 1)
-        if completed.returncode:
-            raise SystemExit(f"{name}: {' '.join(command)} exited {completed.returncode}; see {output}")
-    step = Step(name, messages.changes, messages.bytes, time.perf_counter() - started)
-    step.parts = {"messages": messages.messages, "load_s": seconds["load"], "build_s": seconds["build"]}
+    seconds = {part: run_command(name, command, work / f"{name}-{part}.log", env) for part, command in commands.items()}
+    step = Step(name, messages.changes, messages.bytes, sum(seconds.values()))
+    step.parts = {
+        "messages": messages.messages,
+        "load_s": round(seconds["load"], 1),
+        "build_s": round(seconds["build"], 1),
+    }
     return step
 
 
@@ -260,16 +266,7 @@ def hand_merge_process(
         str(history),
         str(folder),
     ]
-    output = work / f"{name}.log"
-    log.info("%s: %s (output in %s)", name, " ".join(command), output)
-    started = time.perf_counter()
-    with output.open("w") as handle:
-        completed = subprocess.run(
-            command, cwd=PROJECT_ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, check=False
-        )
-    if completed.returncode:
-        raise SystemExit(f"{name}: {' '.join(command)} exited {completed.returncode}; see {output}")
-    step.seconds = time.perf_counter() - started
+    step.seconds = run_command(name, command, work / f"{name}.log", env)
     step.parts = {"messages": messages.messages}
     return step
 
