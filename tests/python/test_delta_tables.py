@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cdc_testkit.harness import PROJECT_ROOT
 from cdc_testkit.reader import fingerprint_sql
 from cdc_testkit.scenario import Scenario
@@ -33,35 +35,8 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     before = state(project)
     (as_of,) = project.query("select date_format(current_timestamp(), 'yyyy-MM-dd HH:mm:ss.SSSSSS')")[0]
     time.sleep(1)  # the next commits are later than as_of, to the millisecond Delta records
-
-    # a reader queries cdc_history in a loop (its own process and Spark, by path) while the
-    # second build writes it: each time it sees the current versions of one committed version
-    described = project.query("describe table extended {schema}.cdc_history")
-    (location,) = [value for name, value, *_ in described if name == "Location"]
-    reads, stop = tmp_path / "reads.jsonl", tmp_path / "stop"
-    reader_command = [sys.executable, "-m", "cdc_testkit.reader", location, str(reads), str(stop)]
-    reader = subprocess.Popen(reader_command, cwd=PROJECT_ROOT)
-    try:
-        while not reads.exists() or not reads.read_text():
-            assert reader.poll() is None, "the reader exited before its first read"
-            time.sleep(0.5)
-        project.land("dataworks_json", second)
-        build_started = time.time()
-        project.build(tests=False)
-        build_ended = time.time()
-        time.sleep(2)
-    finally:
-        stop.touch()
-        assert reader.wait(timeout=120) == 0
-    observed = [json.loads(line) for line in reads.read_text().splitlines()][1:]
-    versions = [row[0] for row in project.query("describe history {schema}.cdc_history")]
-    committed = {
-        tuple(project.query(fingerprint_sql(f"{{schema}}.cdc_history version as of {version}"))[0])
-        for version in versions
-    }
-    assert all(rows == keys for rows, keys, _ in committed)  # one current version per key, in every version
-    assert [read for read in observed if tuple(read["seen"]) not in committed] == []
-    assert any(build_started <= read["started"] and read["ended"] <= build_ended for read in observed)
+    project.land("dataworks_json", second)
+    project.build(tests=False)
 
     # deletion vectors on the one table whose rows a build updates and deletes, on no other:
     # on a table with no vector yet, the feature costs a Spark job per read (README)
@@ -105,6 +80,43 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     assert operations == ["VACUUM END", "VACUUM START"]
     assert history_files() <= files
     assert state(project, built_at=False) == state_without_built_at
+
+
+@pytest.mark.e2e
+def test_a_reader_sees_only_committed_versions_while_a_build_writes(project, tmp_path: Path) -> None:
+    """A reader queries cdc_history in a loop (its own process and Spark, by path) while a build
+    writes it: each time it sees the current versions of one committed version. End to end: a
+    second JVM beside the build's."""
+    changes = Scenario(seed=5, tables=2, keys=12, events=160).generate()
+    first, second = write_stream(changes, "dataworks_json", tmp_path / "stream", files=2, seed=5, shuffle=True)
+    project.land("dataworks_json", first)
+    project.build(tests=False)
+    described = project.query("describe table extended {schema}.cdc_history")
+    (location,) = [value for name, value, *_ in described if name == "Location"]
+    reads, stop = tmp_path / "reads.jsonl", tmp_path / "stop"
+    reader_command = [sys.executable, "-m", "cdc_testkit.reader", location, str(reads), str(stop)]
+    reader = subprocess.Popen(reader_command, cwd=PROJECT_ROOT)
+    try:
+        while not reads.exists() or not reads.read_text():
+            assert reader.poll() is None, "the reader exited before its first read"
+            time.sleep(0.5)
+        project.land("dataworks_json", second)
+        build_started = time.time()
+        project.build(tests=False)
+        build_ended = time.time()
+        time.sleep(2)
+    finally:
+        stop.touch()
+        assert reader.wait(timeout=120) == 0
+    observed = [json.loads(line) for line in reads.read_text().splitlines()][1:]
+    versions = [row[0] for row in project.query("describe history {schema}.cdc_history")]
+    committed = {
+        tuple(project.query(fingerprint_sql(f"{{schema}}.cdc_history version as of {version}"))[0])
+        for version in versions
+    }
+    assert all(rows == keys for rows, keys, _ in committed)  # one current version per key, in every version
+    assert [read for read in observed if tuple(read["seen"]) not in committed] == []
+    assert any(build_started <= read["started"] and read["ended"] <= build_ended for read in observed)
 
 
 def test_restore_names_a_bad_timestamp(project) -> None:
