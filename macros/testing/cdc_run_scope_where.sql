@@ -4,7 +4,9 @@
         {{ cdc_argument_error('cdc_run_scope_where', 'where', "a data test's where config (non-empty string)", where) }}
     {%- endif -%}
     {{ cdc_check_relation('cdc_run_scope_where', relation, 'the tested relation') }}
-    {%- set known = ['__cdc_run_batches__', '__cdc_run_keys__', '__cdc_run_messages__', '__cdc_run_wrote__'] -%}
+    {%- set known = [
+        '__cdc_run_batches__', '__cdc_run_keys__', '__cdc_run_messages__', '__cdc_run_wrote__', '__cdc_run_whole__',
+    ] -%}
     {%- for placeholder in modules.re.findall('__cdc_run_[a-z]+__', where) if placeholder not in known -%}
         {{ exceptions.raise_compiler_error(
             "unknown test scope placeholder " ~ placeholder ~ " in `where: " ~ where ~ "`; known: " ~ known | join(', ')
@@ -39,7 +41,8 @@
         test's scan as empty (a subquery under `or` is a join it runs over the whole table) -#}
     {%- if in_batches == 'false' -%}
         {{ return(where | replace('__cdc_run_batches__', 'false') | replace('__cdc_run_keys__', 'false')
-            | replace('__cdc_run_messages__', 'false') | replace('__cdc_run_wrote__', 'false')) }}
+            | replace('__cdc_run_messages__', 'false') | replace('__cdc_run_wrote__', 'false')
+            | replace('__cdc_run_whole__', 'false')) }}
     {%- endif -%}
     {%- if '__cdc_run_keys__' in where -%}
         {#- not ref(): dbt resolves a test's refs before its `where`; the tested models are
@@ -58,6 +61,7 @@
     {%- set in_messages = 'message_id in (select message_id from ' ~ relation ~ ' where ' ~ in_batches ~ ')' -%}
     {%- set where = where
         | replace('__cdc_run_wrote__', 'true')
+        | replace('__cdc_run_whole__', 'true' if every_row else 'false')
         | replace('__cdc_run_batches__', in_batches)
         | replace('__cdc_run_messages__', 'true' if every_row else in_messages) -%}
     {#- a test whose meta names a sequence column (cdc_run_from) checks, of those rows, the ones at or

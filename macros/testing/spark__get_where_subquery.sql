@@ -12,6 +12,10 @@
                             or the model found its query empty: cdc_models_writing_nothing);
                             for a seed's test, unless the build found the seed unchanged since
                             the test passed on it (cdc_seed_states)
+      __cdc_run_whole__     every row where the scope is every row (a first or full build,
+                            cdc_test_scope: all), none in an incremental run: for a view
+                            that aggregates whole tables (cdc_stream_progress), whose input
+                            rows the run wrote are checked by their own tables' tests
     A test whose `where` is then only `false` sends no query (macros/materializations/test.sql).
     A test whose config `meta` names a sequence column (`cdc_run_from: sequence_key`) checks, in
     a build, only the rows whose value there is at or after the first position the new batches

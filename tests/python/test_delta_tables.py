@@ -263,6 +263,13 @@ def test_a_build_sends_nothing_for_what_it_did_not_write(project, tmp_path: Path
     # without a Kafka load there is no removed offset to look for: that singular test sends nothing either
     gaps = built["test.cdc.assert_no_versions_removed_before_landing"]
     assert str(gaps.status) == "pass" and gaps.adapter_response.get("_message") == NOT_SENT
+    # cdc_stream_progress aggregates every change (where: __cdc_run_whole__): an incremental build
+    # leaves its test out, a whole-table check runs it
+    (progress,) = results_attached_to(built, "model.cdc.cdc_stream_progress")
+    assert progress.adapter_response.get("_message") == NOT_SENT
+    whole = project.dbt("test", "--select", "cdc_stream_progress", "--vars", "{cdc_test_scope: all}").result
+    assert [str(test.status) for test in whole] == ["pass"]
+    assert whole[0].adapter_response.get("_message") != NOT_SENT
 
 
 def test_a_seeds_test_runs_until_it_passes_on_the_seeds_rows(project) -> None:
