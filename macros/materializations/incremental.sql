@@ -14,9 +14,9 @@
         (cdc_new_records_summary, one query a build for every model that asks), as
         dbt-databricks' skip_merge_on_empty_source skips a MERGE of nothing; nor does a model
         that noted, compiling, that its query is empty (cdc_models_writing_nothing);
-      - on_schema_change 'fail' compares the query's columns (`describe query`, which plans the
-        query and reads no data) with the target's (cdc_check_query_columns): two metadata
-        statements, where dbt-spark's check creates a view and describes it and the target.
+      - on_schema_change 'fail' compares the query's columns with the target's in one
+        `describe query` of both, which plans them and reads no data (cdc_check_query_columns):
+        one metadata statement, where dbt-spark's check creates a view and describes it and the target.
     Other strategies and options (append, microbatch, python models, schema changes other than
     ignore and fail) are dbt-spark's materialization's.
 #}
