@@ -2,8 +2,20 @@
 -- macros render into SQL at compile time) is a row of seed cdc_op_codes for that format, so the
 -- seed says what it means (a `_prefix` fact: some row starts with it). Returns the ops the seed
 -- lacks.
+-- A build that finds the seed unchanged, with this test passed on its rows and on the same facts,
+-- sends no query (cdc_seed_test_passed).
+{%- set facts = cdc_format_op_facts() %}
+{%- set seed_id = 'seed.' ~ project_name ~ '.cdc_op_codes' %}
+{%- set seed = cdc_seed_states().get(seed_id) if execute else none %}
+{%- if seed is not none %}
+    {%- set value = seed.fingerprint ~ ':' ~ local_md5(facts) %}
+    {%- do cdc_seed_test_inputs().update({model.unique_id: {'seed': seed_id, 'value': value}}) %}
+    {%- if cdc_seed_test_passed(model.unique_id, seed_id, value) %}
+        {%- do cdc_empty_test_scopes().append(model.unique_id) %}
+    {%- endif %}
+{%- endif %}
 with format_op_facts as (
-    {{ cdc_format_op_facts() }}
+    {{ facts }}
 ),
 
 op_codes as (

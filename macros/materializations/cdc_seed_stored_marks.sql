@@ -36,3 +36,27 @@
 {% macro cdc_seed_states() %}
     {{ return(cdc_invocation_state('cdc_seed_states', {})) }}
 {% endmacro %}
+
+{#
+    Whether data test `test_id`, which reads seed `seed_id`, has nothing new to check in this
+    invocation: a build in the run scope that found the seed unchanged, whose table marks the test
+    passed on `value` (the seed's fingerprint, for a test of its rows only; more, for a test that
+    also reads what is rendered into its SQL).
+#}
+{% macro cdc_seed_test_passed(test_id, seed_id, value) %}
+    {%- set seed = cdc_seed_states().get(seed_id) -%}
+    {{ return(flags.WHICH == 'build' and var('cdc_test_scope', 'run') == 'run'
+        and seed is not none and seed.unchanged
+        and seed.tested.get(cdc_seed_test_mark(test_id)) == value) }}
+{% endmacro %}
+
+{#
+    The data tests not attached to a seed that read one (singular tests), with the value their
+    mark holds: {test unique id: {'seed': seed unique id, 'value': ...}}, kept in the invocation's
+    `graph`. Such a test registers itself while compiling (assert_format_ops_are_op_codes: the
+    seed's fingerprint and the facts var cdc_formats renders into it); the test materialization
+    marks the seed with that value when the test passes.
+#}
+{% macro cdc_seed_test_inputs() %}
+    {{ return(cdc_invocation_state('cdc_seed_test_inputs', {})) }}
+{% endmacro %}

@@ -6,7 +6,8 @@
     gets its usual one row (failures 0) and reports a pass. With store_failures the test runs
     as dbt runs it, so that the failures stored by an earlier run are replaced.
     A test of a seed that finds no failing row marks the seed's table (cdc_seed_test_mark, one
-    ALTER after the seed changed): builds that find the seed unchanged leave it out.
+    ALTER after the seed changed): builds that find the seed unchanged leave it out. A singular
+    test that reads a seed says which, and the value to mark, in cdc_seed_test_inputs.
 #}
 {% materialization test, adapter='spark' -%}
     {%- if model.unique_id in cdc_empty_test_scopes() and not should_store_failures() -%}
@@ -28,12 +29,15 @@
     {%- set relations = dbt.materialization_test_default() -%}
     {#- a seed's test that found no failing row is marked passed at the seed's fingerprint, so that
         builds that find the seed unchanged need not run it again (cdc_run_scope_where) -#}
-    {%- set seed = cdc_seed_states().get(model.attached_node) if model.attached_node else none -%}
+    {%- set registered = cdc_seed_test_inputs().get(model.unique_id) -%}
+    {%- set seed_id = registered.seed if registered else model.attached_node -%}
+    {%- set seed = cdc_seed_states().get(seed_id) if seed_id else none -%}
     {%- if seed is not none and load_result('main').table.rows[0][0] == 0 -%}
         {%- set mark = cdc_seed_test_mark(model.unique_id) -%}
-        {%- if seed.tested.get(mark) != seed.fingerprint -%}
+        {%- set value = registered.value if registered else seed.fingerprint -%}
+        {%- if seed.tested.get(mark) != value -%}
             {%- call statement('cdc_mark_seed_tested') -%}
-                alter table {{ seed.relation }} set tblproperties ({{ cdc_string_literal(mark) }} = {{ cdc_string_literal(seed.fingerprint) }})
+                alter table {{ seed.relation }} set tblproperties ({{ cdc_string_literal(mark) }} = {{ cdc_string_literal(value) }})
             {%- endcall -%}
         {%- endif -%}
     {%- endif -%}

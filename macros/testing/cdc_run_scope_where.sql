@@ -18,9 +18,7 @@
         (the seed materialization), this test has nothing new to check if it passed on its rows -#}
     {%- if tested is defined and tested.resource_type == 'seed' -%}
         {%- set seed = cdc_seed_states().get(tested.unique_id) -%}
-        {%- set wrote = not (flags.WHICH == 'build' and var('cdc_test_scope', 'run') == 'run'
-            and seed is not none and seed.unchanged
-            and seed.tested.get(cdc_seed_test_mark(model.unique_id)) == seed.fingerprint) -%}
+        {%- set wrote = seed is none or not cdc_seed_test_passed(model.unique_id, tested.unique_id, seed.fingerprint) -%}
         {%- set where = where | replace('__cdc_run_wrote__', 'true' if wrote else 'false') -%}
         {%- if '__cdc_run_' in where -%}
             {{ exceptions.raise_compiler_error(

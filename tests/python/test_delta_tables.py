@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from cdc_dbt_spark.settings import project_formats
 from cdc_testkit.harness import PROJECT_ROOT
 from cdc_testkit.reader import fingerprint_sql
 from cdc_testkit.scenario import Scenario
@@ -317,3 +318,23 @@ def test_a_seeds_test_runs_until_it_passes_on_the_seeds_rows(project) -> None:
     for _ in range(2):
         assert str(build().status) == "fail"
         assert marks()[1] == {"stale"}
+
+
+def test_the_op_codes_check_runs_until_it_passes_on_the_seed_and_the_var(project) -> None:
+    """assert_format_ops_are_op_codes reads seed cdc_op_codes and the ops that var cdc_formats
+    renders into its SQL: a build that finds both as they were when it passed sends no query for
+    it; another value of the var runs it again (here it fails: an op the seed lacks)."""
+
+    def check(*args: str) -> object:
+        results = project.dbt("build", "--select", "cdc_op_codes", "assert_format_ops_are_op_codes", *args, check=False)
+        (test,) = [result for result in results.result if result.node.name == "assert_format_ops_are_op_codes"]
+        return test
+
+    first = check()
+    assert str(first.status) == "pass" and first.adapter_response.get("_message") != NOT_SENT
+    again = check()
+    assert str(again.status) == "pass" and again.adapter_response.get("_message") == NOT_SENT
+    formats = project_formats()
+    formats["debezium_json"]["ops"]["delete"] = "removed"  # a vendor op no row of the seed has
+    changed = check("--vars", json.dumps({"cdc_formats": formats}))
+    assert (str(changed.status), changed.failures) == ("fail", 1)
