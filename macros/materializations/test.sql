@@ -27,8 +27,9 @@
         {{ return({'relations': []}) }}
     {%- endif -%}
     {%- set relations = dbt.materialization_test_default() -%}
-    {#- a seed's test that found no failing row is marked passed at the seed's fingerprint, so that
-        builds that find the seed unchanged need not run it again (cdc_run_scope_where) -#}
+    {#- a seed's test that found no failing row is marked passed at the seed's fingerprint (or at the
+        value a singular test registered in cdc_seed_test_inputs), so that builds that find its
+        inputs unchanged need not run it again (cdc_seed_test_passed) -#}
     {%- set registered = cdc_seed_test_inputs().get(model.unique_id) -%}
     {%- set seed_id = registered.seed if registered else model.attached_node -%}
     {%- set seed = cdc_seed_states().get(seed_id) if seed_id else none -%}
