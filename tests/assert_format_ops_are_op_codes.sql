@@ -6,7 +6,7 @@
 -- sends no query (cdc_seed_test_passed).
 {%- set facts = cdc_format_op_facts() %}
 {%- set seed_id = 'seed.' ~ project_name ~ '.cdc_op_codes' %}
-{%- set seed = cdc_seed_states().get(seed_id) if execute else none %}
+{%- set seed = cdc_seed_state(seed_id) if execute else none %}
 {%- if seed is not none %}
     {%- set value = seed.fingerprint ~ ':' ~ local_md5(facts) %}
     {%- do cdc_seed_test_inputs().update({model.unique_id: {'seed': seed_id, 'value': value}}) %}

@@ -38,13 +38,37 @@
 {% endmacro %}
 
 {#
+    What this invocation knows of seed `seed_id` (a unique id), as cdc_seed_states holds it: from
+    the seed materialization when the invocation runs the seed; in a build that runs the seed's
+    tests without it (cdc-run's second step), read once from the seed's table (one `show
+    tblproperties`), with `fingerprint` the one its rows were loaded with, `unchanged` whether
+    that is its file's. None where nothing is known (a table loaded otherwise, or not a build).
+#}
+{% macro cdc_seed_state(seed_id) %}
+    {%- set states = cdc_seed_states() -%}
+    {%- set node = graph.nodes.get(seed_id) if execute and seed_id not in states
+        and flags.WHICH == 'build' and var('cdc_test_scope', 'run') == 'run' else none -%}
+    {%- if node is not none and node.resource_type == 'seed' -%}
+        {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
+        {%- set stored = cdc_seed_stored_marks(relation) if relation is not none and not relation.is_view
+            else {'fingerprint': none} -%}
+        {%- if stored.fingerprint is not none -%}
+            {%- do states.update({seed_id: {
+                'relation': relation | string, 'fingerprint': stored.fingerprint,
+                'unchanged': stored.fingerprint == cdc_seed_fingerprint(node), 'tested': stored.tested}}) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(states.get(seed_id)) }}
+{% endmacro %}
+
+{#
     Whether data test `test_id`, which reads seed `seed_id`, has nothing new to check in this
     invocation: a build in the run scope that found the seed unchanged, whose table marks the test
-    passed on `value` (the seed's fingerprint, for a test of its rows only; more, for a test that
-    also reads what is rendered into its SQL).
+    passed on `value` (the fingerprint its rows were loaded with, for a test of its rows only;
+    more, for a test that also reads what is rendered into its SQL).
 #}
 {% macro cdc_seed_test_passed(test_id, seed_id, value) %}
-    {%- set seed = cdc_seed_states().get(seed_id) -%}
+    {%- set seed = cdc_seed_state(seed_id) -%}
     {{ return(flags.WHICH == 'build' and var('cdc_test_scope', 'run') == 'run'
         and seed is not none and seed.unchanged
         and seed.tested.get(cdc_seed_test_mark(test_id)) == value) }}

@@ -32,7 +32,7 @@
         inputs unchanged need not run it again (cdc_seed_test_passed) -#}
     {%- set registered = cdc_seed_test_inputs().get(model.unique_id) -%}
     {%- set seed_id = registered.seed if registered else model.attached_node -%}
-    {%- set seed = cdc_seed_states().get(seed_id) if seed_id else none -%}
+    {%- set seed = cdc_seed_state(seed_id) if seed_id else none -%}
     {%- if seed is not none and load_result('main').table.rows[0][0] == 0 -%}
         {%- set mark = cdc_seed_test_mark(model.unique_id) -%}
         {%- set value = registered.value if registered else seed.fingerprint -%}

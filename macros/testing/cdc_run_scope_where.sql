@@ -17,7 +17,7 @@
     {#- a seed was written, or not, whatever the batches: in a build that found it unchanged
         (the seed materialization), this test has nothing new to check if it passed on its rows -#}
     {%- if tested is defined and tested.resource_type == 'seed' -%}
-        {%- set seed = cdc_seed_states().get(tested.unique_id) -%}
+        {%- set seed = cdc_seed_state(tested.unique_id) -%}
         {%- set wrote = seed is none or not cdc_seed_test_passed(model.unique_id, tested.unique_id, seed.fingerprint) -%}
         {%- set where = where | replace('__cdc_run_wrote__', 'true' if wrote else 'false') -%}
         {%- if '__cdc_run_' in where -%}

@@ -7,11 +7,13 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,10 @@ class DriverMemory:
 
 # what a scheduled run does: models and data tests (the unit tests do not depend on the data)
 BUILD = ("build", "--exclude-resource-type", "unit_test")
+# what a `cdc-run --once` logs (cdc_dbt_spark.loader, cdc_dbt_spark.runner): when a landing batch
+# committed, and when cdc_current showed the cycle's changes
+LANDING_COMMITTED = re.compile(r"^(\S+ \S+) cdc_load INFO batch \d+ committed", re.MULTILINE)
+CURRENT_VISIBLE = re.compile(r"visible in cdc_current ([0-9.]+) s into the cycle")
 
 
 def thrift_server_pid() -> int | None:
@@ -230,20 +236,24 @@ def run_command(name: str, command: list[str], output: Path, env: dict) -> float
 
 
 def user_run(name: str, source_format: str, messages: MessageFiles, folder: Path, work: Path, env: dict) -> Step:
-    """Land the messages under `folder`, then dbt build, as a user runs them: two commands, each its own
-    process starting its own JVM; wall time of both, load included."""
-    dbt = Path(sys.executable).parent / "dbt"
-    load_raw = PROJECT_ROOT / "scripts" / "load_raw.py"
-    commands = {
-        "load": [sys.executable, str(load_raw), "--format", source_format, str(folder)],
-        "build": [str(dbt), *BUILD, "--profiles-dir", "profiles"],
-    }
-    seconds = {part: run_command(name, command, work / f"{name}-{part}.log", env) for part, command in commands.items()}
-    step = Step(name, messages.changes, messages.bytes, sum(seconds.values()))
+    """Land the messages under `folder` and build them as the README tells a user to run a scheduled
+    increment: `cdc-run --source FORMAT=FOLDER --once`, its own process starting its own JVM; wall
+    time, load included. Parts from its log: load_s until the landing commit, build_s the rest,
+    visible_s when cdc_current showed the changes (seconds into the cycle)."""
+    cdc_run = Path(sys.executable).parent / "cdc-run"
+    output = work / f"{name}.log"
+    started = time.time()
+    seconds = run_command(name, [str(cdc_run), "--source", f"{source_format}={folder}", "--once"], output, env)
+    log_text = output.read_text()
+    committed = LANDING_COMMITTED.findall(log_text)
+    visible = CURRENT_VISIBLE.findall(log_text)
+    load = datetime.strptime(committed[-1], "%Y-%m-%d %H:%M:%S,%f").timestamp() - started if committed else 0.0
+    step = Step(name, messages.changes, messages.bytes, seconds)
     step.parts = {
         "messages": messages.messages,
-        "load_s": round(seconds["load"], 1),
-        "build_s": round(seconds["build"], 1),
+        "load_s": round(load, 1),
+        "build_s": round(seconds - load, 1),
+        **({"visible_s": float(visible[-1])} if visible else {}),
     }
     return step
 

@@ -306,6 +306,16 @@ def test_a_seeds_test_runs_until_it_passes_on_the_seeds_rows(project) -> None:
     assert fingerprint is not None and tested == {fingerprint}
     test = build()
     assert str(test.status) == "pass" and test.adapter_response.get("_message") == NOT_SENT
+    # a build of the test without its seed (as cdc-run's second step runs it) reads the marks itself
+    (alone,) = project.dbt("build", "--select", test.node.name).result
+    assert str(alone.status) == "pass" and alone.adapter_response.get("_message") == NOT_SENT
+    # ... and runs it when the table's rows were loaded from another file (the seed not loaded again)
+    project.query(f"alter table {table} set tblproperties ('cdc.seed_fingerprint' = 'another file')")
+    (alone,) = project.dbt("build", "--select", test.node.name).result
+    assert str(alone.status) == "pass" and alone.adapter_response.get("_message") != NOT_SENT
+    assert marks() == ("another file", {"another file"})  # passed on the rows it read
+    assert build().adapter_response.get("_message") != NOT_SENT  # the seed is loaded again, and tested
+    assert marks() == (fingerprint, {fingerprint})
 
     set_marks("stale")
     assert build().adapter_response.get("_message") != NOT_SENT
