@@ -2,8 +2,10 @@
     The versions of each key form one valid SCD2 chain, checked in one pass over the key's
     versions (one shuffle) rather than one scan per rule. Each row returned is a version
     breaking a rule, named in `violation`:
-      null: COLUMNS        the version has no value in these of the `not_null` columns (checked
-                           here, not by a second test that would scan the versions again)
+      null: COLUMNS        the version has no value in these of the `not_null` columns, or, if
+                           it is current and not deleted (a live row), of the `live_not_null`
+                           columns (checked here, not by a second test that would scan the
+                           versions again)
       duplicate version    another row of the key has the same version number
       current versions: N  the key has N current versions, not exactly one
       overlap              the version does not end where the next begins (time and sequence),
@@ -12,20 +14,28 @@
 {% test scd2_versions_are_valid(
     model, key_columns, order_column='version_number', current_column='is_current',
     from_column='valid_from', to_column='valid_to',
-    from_sequence_column='valid_from_sequence', to_sequence_column='valid_to_sequence', not_null=[]
+    from_sequence_column='valid_from_sequence', to_sequence_column='valid_to_sequence', not_null=[],
+    live_not_null=[], deleted_column='is_deleted'
 ) %}
     {% if key_columns is string or key_columns | length == 0 %}
         {{ exceptions.raise_compiler_error(
             "scd2_versions_are_valid: `key_columns` must be a non-empty list of column names; got " ~ key_columns) }}
     {% endif %}
-    {% if not_null is string or not_null is mapping %}
-        {{ exceptions.raise_compiler_error(
-            "scd2_versions_are_valid: `not_null` must be a list of column names; got " ~ not_null) }}
-    {% endif %}
+    {% for name, columns in [('not_null', not_null), ('live_not_null', live_not_null)] %}
+        {% if columns is string or columns is mapping %}
+            {{ exceptions.raise_compiler_error(
+                "scd2_versions_are_valid: `" ~ name ~ "` must be a list of column names; got " ~ columns) }}
+        {% endif %}
+    {% endfor %}
     {%- set null_checks = [] -%}
     {%- for column in not_null -%}
         {%- do null_checks.append(
             'if(' ~ cdc_quote_identifier(column) ~ ' is null, ' ~ cdc_string_literal(column) ~ ', null)') -%}
+    {%- endfor %}
+    {%- for column in live_not_null -%}
+        {%- do null_checks.append(
+            'if(' ~ current_column ~ ' and not ' ~ deleted_column ~ ' and ' ~ cdc_quote_identifier(column)
+            ~ ' is null, ' ~ cdc_string_literal(column) ~ ', null)') -%}
     {%- endfor %}
     with chained as (
         select

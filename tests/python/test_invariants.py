@@ -252,6 +252,15 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
     escaped = test.node.compiled_code.replace("{", "{{").replace("}", "}}")  # Project.query formats
     violations = {row[0] for row in project.query(f"select violation from ({escaped})")}
     assert violations == {"null: is_deleted", "duplicate version"}  # key 2's current version has its copy
+    # ... and a live version's row: cdc_current's rules, which a build checks here, not on the view
+    live_row = "row_image = null, is_deleted = false"
+    project.query(f"update {{schema}}.cdc_history set {live_row} where {key_2} and is_current")
+    violations = {row[0] for row in project.query(f"select violation from ({escaped})")}
+    assert violations == {"null: is_deleted", "null: row_image"}
+    (view_test,) = project.dbt("test", "--select", "cdc_current", check=False).result
+    assert view_test.status == "pass" and view_test.adapter_response.get("_message") == "NOTHING WRITTEN TO TEST"
+    (view_test,) = project.dbt("test", "--select", "cdc_current", "--vars", "{cdc_test_scope: all}", check=False).result
+    assert view_test.status == "fail"
 
     # cdc_events' rules are one test (table_is_valid), one scan: each broken rule is a row of it
     def broken_event_rules(*args: str) -> set[tuple[str, str]]:
