@@ -240,10 +240,11 @@ class Landing:
         return {(row[0], int(row[1])): int(row[2]) for row in rows}
 
     def next_batch_id(self) -> int:
-        """Microseconds since epoch, above every landed batch (from the partition values in the
-        table's Delta log: no data is read)."""
-        batches = [int(row[0]) for row in self.connection.sql(f"show partitions {self.table}")]
-        return max(time.time_ns() // 1000, max(batches, default=0) + 1)
+        """Microseconds since epoch, above every landed batch. Delta answers the max of the
+        partition column from its log (a metadata-only query: no data is read, and one row comes
+        back, where `show partitions` returned one per batch ever landed)."""
+        (newest,) = self.connection.sql(f"select max(load_batch_id) from {self.table}")[0]
+        return max(time.time_ns() // 1000, int(newest or 0) + 1)
 
 
 @dataclass(frozen=True)

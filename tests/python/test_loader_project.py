@@ -59,3 +59,18 @@ def test_loader_lands_in_the_project_it_runs_in(tmp_path: Path) -> None:
     nowhere = load(tmp_path, schema, "--format", "dataworks_json", str(messages))
     assert nowhere.returncode != 0
     assert f"no dbt_project.yml in {tmp_path} or above" in nowhere.stderr, nowhere.stderr
+
+
+def test_a_batch_id_is_above_every_landed_one_even_with_the_clock_behind(project, tmp_path: Path, monkeypatch) -> None:
+    """A landing batch's id is the clock's microseconds, or one above the newest landed batch
+    (Delta's max of the partition column) when the clock is behind it."""
+    from cdc_dbt_spark import loader
+
+    first = write_jsonl(tmp_path / "first.jsonl", [{"payload": {"op": "MHEARTBEAT", "n": 1}}])
+    second = write_jsonl(tmp_path / "second.jsonl", [{"payload": {"op": "MHEARTBEAT", "n": 2}}])
+    batches = "select distinct load_batch_id from {schema}.raw_cdc_messages order by 1"
+    project.land("dataworks_json", first)
+    ((landed,),) = project.query(batches)
+    monkeypatch.setattr(loader.time, "time_ns", lambda: 1_000)  # a clock set back to 1970
+    project.land("dataworks_json", second)
+    assert project.query(batches) == [(landed,), (landed + 1,)]
