@@ -28,6 +28,13 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 log = logging.getLogger(__name__)
 
+# Driver JVM options for a short-lived process (the `local` target's CDC_DRIVER_JAVA_OPTIONS,
+# profiles.yml): the JIT's first tier only, which compiles less than a few builds would gain, with
+# the tiered default's code cache (alone the first tier gets 48 MB, which a Spark driver outgrows).
+# `cdc-run --once` runs with them (cdc_dbt_spark.runner), the test suite's JVMs too (cdc_testkit,
+# where they were measured).
+FIRST_TIER_JIT_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+
 
 @dataclass
 class SqlConnection:

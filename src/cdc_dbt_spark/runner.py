@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from cdc_dbt_spark.avro import AvroSchemaError, check_schemas
-from cdc_dbt_spark.connection import SqlConnection, connect
+from cdc_dbt_spark.connection import FIRST_TIER_JIT_OPTIONS, SqlConnection, connect
 from cdc_dbt_spark.kafka import KafkaSource, KafkaSourceError, add_client_arguments, kafka_source
 from cdc_dbt_spark.loader import LANDING_TABLE, configure_logging, iter_files, land, land_topics
 from cdc_dbt_spark.settings import (
@@ -70,18 +70,15 @@ LEDGER_TABLE = "cdc_load_batches"  # built last by a complete build: its newest 
 VISIBLE_FIRST = "+cdc_current"
 # dbt options that choose nodes: with any of them the cycle runs one `dbt build` as given
 SELECTING_OPTIONS = ("--select", "-s", "--models", "-m", "--selector", "--indirect-selection")
-# `--once` starts a JVM for one cycle: the JIT's first tier alone compiles less while the cycle
-# runs (1,000 messages at 2M events: 0.94x the full JIT's wall, alternated three times), with
-# the tiered default's code cache (alone the first tier gets 48 MB, which a Spark driver
-# outgrows). A runner that cycles keeps the full JIT, whose code is faster once compiled.
-# Through the `local` target's CDC_DRIVER_JAVA_OPTIONS (profiles.yml); a value set there is kept.
-ONCE_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# `--once` starts a JVM for one cycle, in which the full JIT compiles more than it gains (1,000
+# messages at 2M events: 0.94x its wall with FIRST_TIER_JIT_OPTIONS, alternated three times). A
+# runner that cycles keeps the full JIT, whose code is faster once compiled.
 JAVA_OPTIONS_ENV = "CDC_DRIVER_JAVA_OPTIONS"
 
 
 def use_once_java_options(environ: dict[str, str]) -> None:
-    """The JVM options of a one-cycle process (ONCE_JAVA_OPTIONS), unless `environ` names its own."""
-    environ.setdefault(JAVA_OPTIONS_ENV, ONCE_JAVA_OPTIONS)
+    """The JVM options of a one-cycle process (FIRST_TIER_JIT_OPTIONS), unless `environ` names its own."""
+    environ.setdefault(JAVA_OPTIONS_ENV, FIRST_TIER_JIT_OPTIONS)
 
 
 @dataclass

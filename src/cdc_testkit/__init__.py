@@ -7,6 +7,8 @@ harness the tests use. Not part of the product (cdc_dbt_spark): it depends on it
 
 from pathlib import Path
 
+from cdc_dbt_spark.connection import FIRST_TIER_JIT_OPTIONS
+
 # The checkout the kit, its tests and the bench work on: the one they are installed from. The
 # product never assumes this (cdc_dbt_spark.settings finds the project as dbt does).
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -22,5 +24,5 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # (the suite runs measured so far differ by less than the machine drifts). The first tier alone
 # gets a 48 MB code cache by default, which a Spark driver outgrows (95 MB after sixteen builds):
 # its sweeper then churns (38 s of those four builds), so the cache is the size tiered
-# compilation gets.
-TEST_JAVA_OPTIONS = "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# compilation gets (cdc_dbt_spark.connection.FIRST_TIER_JIT_OPTIONS, which `cdc-run --once` runs too).
+TEST_JAVA_OPTIONS = f"-XX:+UseSerialGC {FIRST_TIER_JIT_OPTIONS}"

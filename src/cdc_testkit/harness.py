@@ -31,6 +31,10 @@ THIRDPARTY = next(
 )
 
 
+# a data test's result message when it sent no query (macros/materializations/test.sql)
+NOT_SENT = "NOTHING WRITTEN TO TEST"
+
+
 class Project:
     """One dbt project state in its own schema."""
 

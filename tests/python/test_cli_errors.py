@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cdc_dbt_spark import loader, runner
+from cdc_dbt_spark.connection import FIRST_TIER_JIT_OPTIONS
 from cdc_dbt_spark.kafka import ENV_PREFIX, add_client_arguments, kafka_source, read_properties
 from cdc_testkit.harness import PROJECT_ROOT
 
@@ -164,8 +165,8 @@ def test_cdc_run_with_a_target_the_profile_lacks_is_one_line_and_exit_2(capsys) 
 def test_a_one_cycle_runner_starts_its_jvm_with_the_first_jit_tier_unless_told_otherwise() -> None:
     environ: dict[str, str] = {}
     runner.use_once_java_options(environ)
-    assert environ == {"CDC_DRIVER_JAVA_OPTIONS": runner.ONCE_JAVA_OPTIONS}
-    assert "-XX:TieredStopAtLevel=1" in runner.ONCE_JAVA_OPTIONS.split()
+    assert environ == {"CDC_DRIVER_JAVA_OPTIONS": FIRST_TIER_JIT_OPTIONS}
+    assert "-XX:TieredStopAtLevel=1" in FIRST_TIER_JIT_OPTIONS.split()
     chosen = {"CDC_DRIVER_JAVA_OPTIONS": "-Xmx8g"}
     runner.use_once_java_options(chosen)
     assert chosen == {"CDC_DRIVER_JAVA_OPTIONS": "-Xmx8g"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cdc_dbt_spark.settings import project_formats
-from cdc_testkit.harness import PROJECT_ROOT
+from cdc_testkit.harness import NOT_SENT, PROJECT_ROOT
 from cdc_testkit.reader import fingerprint_sql
 from cdc_testkit.scenario import Scenario
 from cdc_testkit.stream import write_stream
@@ -229,9 +229,6 @@ def test_a_history_stored_by_other_key_buckets_stops_an_incremental_build(projec
     assert dict(project.query(f"show tblproperties {history_table}"))["cdc.key_buckets"] == "1"
     assert project.query(f"select distinct history_partition from {history_table} where is_current") == [(0,)]
     assert project.history() == built
-
-
-NOT_SENT = "NOTHING WRITTEN TO TEST"  # a data test's result when it sent no query (macros/materializations/test.sql)
 
 
 def results_attached_to(results: dict[str, object], attached: str) -> list[object]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cdc_dbt_spark import loader
 from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
 
 LOADER = (sys.executable, "-m", "cdc_dbt_spark.loader")
@@ -64,8 +65,6 @@ def test_loader_lands_in_the_project_it_runs_in(tmp_path: Path) -> None:
 def test_a_batch_id_is_above_every_landed_one_even_with_the_clock_behind(project, tmp_path: Path, monkeypatch) -> None:
     """A landing batch's id is the clock's microseconds, or one above the newest landed batch
     (Delta's max of the partition column) when the clock is behind it."""
-    from cdc_dbt_spark import loader
-
     first = write_jsonl(tmp_path / "first.jsonl", [{"payload": {"op": "MHEARTBEAT", "n": 1}}])
     second = write_jsonl(tmp_path / "second.jsonl", [{"payload": {"op": "MHEARTBEAT", "n": 2}}])
     batches = "select distinct load_batch_id from {schema}.raw_cdc_messages order by 1"
