@@ -3,11 +3,11 @@
     from narrow scans; the partition lists are inlined so that Spark reads only those.
       incremental         false on a first or full build (then nothing else is set)
       current_buckets     key buckets of the touched keys: their current versions are rewritten
-      closed_partitions   closed-version partitions holding versions a late change recomputes:
-                          empty here; the model fills it from the touched versions it reads
-                          anyway (cdc_history_late_partitions)
-      event_batches       cdc_events partitions holding changes of touched keys at or after
-                          their replay position
+      first_replay_sequence  the earliest replay position of all touched keys
+      closed_partitions   closed-version partitions holding versions a late change recomputes,
+      event_batches       and cdc_events partitions holding changes of touched keys at or after
+                          their replay position: empty here; the model fills them from the
+                          touched versions it reads anyway (cdc_history_plan_reads)
       run_batch           the newest landing batch: its day is the partition of the versions
                           this run closes (cdc_history_closed_partition)
       partial_images      whether a landed format's after images can be partial
@@ -20,6 +20,7 @@
 {% macro cdc_history_plan() %}
     {% set plan = {
         'incremental': false, 'current_buckets': [], 'closed_partitions': [], 'event_batches': [], 'run_batch': none,
+        'first_replay_sequence': none,
         'key_change_rounds': 0,
         'partial_images': cdc_partial_image_formats() | length > 0,
     } %}
@@ -46,18 +47,8 @@
         'run_batch': touched_buckets[0][2] | int if touched_buckets else none,
     }) %}
     {% if plan.current_buckets %}
-        {% set event_batches_query %}
-            select distinct events.load_batch_id
-            from {{ ref('cdc_events') }} as events
-            inner join {{ touched }} as touched
-                on events.table_id = touched.table_id and events.key_json = touched.key_json
-            where
-                events.sequence_key >= touched.replay_from_sequence
-                and events.sequence_key >= {{ cdc_string_literal(touched_buckets[0][1]) }}
-            order by 1
-        {% endset %}
         {% do plan.update({
-            'event_batches': cdc_integer_list(event_batches_query),
+            'first_replay_sequence': touched_buckets[0][1],
             'key_change_rounds': cdc_history_key_change_rounds(true, plan.partial_images),
         }) %}
     {% endif %}

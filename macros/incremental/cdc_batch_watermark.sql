@@ -9,13 +9,17 @@
     ask (ten queries of the ledger a build, each paying Delta's snapshot and file listing),
     and they all run before cdc_load_batches records the build's batches. The data tests
     that run after it in a `dbt build` need the watermark the build started at, which is
-    this one.
+    this one. Where the landing table exists, the query that reads its partitions
+    (cdc_landed_partitions, which every build reads too) reads the watermark with them.
 #}
 {% macro cdc_batch_watermark() %}
     {% if not execute or flags.FULL_REFRESH %}
         {{ return(-1) }}
     {% endif %}
-    {% set memo_key = 'cdc_batch_watermark ' ~ invocation_id %}
+    {% set memo_key = cdc_batch_watermark_key() %}
+    {% if memo_key not in graph %}
+        {% do cdc_landed_partitions() %}
+    {% endif %}
     {% if memo_key not in graph %}
         {% set ledger = cdc_previous_run_relation('cdc_load_batches') %}
         {% set watermark = -1 if ledger is none
@@ -23,4 +27,9 @@
         {% do graph.update({memo_key: watermark}) %}
     {% endif %}
     {{ return(graph[memo_key]) }}
+{% endmacro %}
+
+{# The key under which cdc_batch_watermark keeps the invocation's watermark in its graph. #}
+{% macro cdc_batch_watermark_key() %}
+    {{ return('cdc_batch_watermark ' ~ invocation_id) }}
 {% endmacro %}

@@ -9,6 +9,10 @@
     as the watermark is (cdc_batch_watermark): a build asks a dozen times (its models' plans,
     its data tests' scope), and each query pays Delta's snapshot and file listing; one build
     sees one landing.
+
+    The watermark is the newest of the ledger's batches, so this one query also answers
+    cdc_batch_watermark when it has not asked yet: the landing's filter then reads it as a
+    scalar subquery, which Spark runs before the scan and prunes the landing's partitions with.
 #}
 {% macro cdc_landed_partitions() %}
     {% set landing = source('cdc_landing', 'raw_cdc_messages') %}
@@ -19,34 +23,49 @@
     {% if memo_key in graph %}
         {{ return(graph[memo_key]) }}
     {% endif %}
-    {% set watermark = cdc_batch_watermark() %}
-    {% set ledger = cdc_previous_run_relation('cdc_load_batches') if watermark >= 0 else none %}
+    {% set watermark_key = cdc_batch_watermark_key() %}
+    {% set incremental = execute and not flags.FULL_REFRESH %}
+    {% set ledger = cdc_previous_run_relation('cdc_load_batches') if incremental else none %}
+    {% if ledger is none %}
+        {% set watermark = -1 %}
+    {% elif watermark_key in graph %}
+        {% set watermark = graph[watermark_key] %}
+    {% else %}
+        {% set watermark = '(select coalesce(max(load_batch_id), -1) from ' ~ ledger ~ ')' %}
+    {% endif %}
     {% set partitions_query %}
         select
             load_batch_id,
             source_format,
             min(message_id) as first_message_id,
-            max(message_id) as last_message_id
+            max(message_id) as last_message_id,
+            false as is_taken
         from {{ landing }}
         where load_batch_id > {{ watermark }}
         group by load_batch_id, source_format
         {% if ledger is not none %}
-            union
+            union all
             select
                 load_batch_id,
                 source_format,
                 cast(null as string) as first_message_id,
-                cast(null as string) as last_message_id
+                cast(null as string) as last_message_id,
+                true as is_taken
             from {{ ledger }}
         {% endif %}
     {% endset %}
     {% set partitions = [] %}
+    {% set taken = [-1] %}
     {% for row in run_query(partitions_query).rows %}
         {% do partitions.append({
             'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format'],
             'first_message_id': row['first_message_id'], 'last_message_id': row['last_message_id'],
         }) %}
+        {% if row['is_taken'] %}{% do taken.append(row['load_batch_id'] | int) %}{% endif %}
     {% endfor %}
+    {% if incremental and watermark_key not in graph %}
+        {% do graph.update({watermark_key: taken | max}) %}
+    {% endif %}
     {% do graph.update({memo_key: partitions}) %}
     {{ return(partitions) }}
 {% endmacro %}

@@ -50,14 +50,14 @@
     'source_format', 'key_bucket', 'is_current', 'history_partition',
 ] -%}
 {#- the touched keys' stored versions, cached while a run runs (cdc_history_cache_touched_versions):
-    first their current versions, in which the late keys are found; then, only when a change is
-    late, with the closed versions it recomputes -#}
+    first their current versions, in which the late keys are found (with the cdc_events partitions
+    to read: cdc_history_plan_reads); then, only when a change is late, with the closed versions it
+    recomputes -#}
 {%- set touched_versions = none -%}
 {%- if plan.incremental and plan.current_buckets -%}
     {%- set touched_versions_query = cdc_history_touched_versions_query(plan.current_buckets, [], history_columns) -%}
     {%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query) -%}
-    {%- do plan.update({'closed_partitions': cdc_history_late_partitions(
-        touched_versions or '(' ~ touched_versions_query ~ ')')}) -%}
+    {%- do cdc_history_plan_reads(plan, touched_versions or '(' ~ touched_versions_query ~ ')') -%}
     {%- if plan.closed_partitions -%}
         {%- set touched_versions_query = cdc_history_touched_versions_query(
             plan.current_buckets, plan.closed_partitions, history_columns) -%}

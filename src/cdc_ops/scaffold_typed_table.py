@@ -183,10 +183,9 @@ def write_models(
                 f"SCD type 2 history of `{table_id}` ({source_format}), one typed column per source "
                 "column; see cdc_history for the meaning of the SCD2 columns."
             ),
-            "data_tests": [
-                {"unique_combination": {"arguments": {"columns": [*key_names, "version_number"]}}},
-                {"one_current_version_per_key": {"arguments": {"key_columns": ["key_json"]}}},
-            ],
+            # one pass over the versions per build: unique versions, one current version per key
+            # (the typed key: its current table is unique on it), chains that do not overlap
+            "data_tests": [{"scd2_versions_are_valid": {"arguments": {"key_columns": key_names}}}],
             "columns": column_entries(columns, SCD_HISTORY_COLUMNS, table_id),
         },
         {
@@ -194,7 +193,11 @@ def write_models(
             "description": as_data(
                 f"The live rows of `{table_id}` ({source_format}), one typed column per source column."
             ),
-            "data_tests": [{"unique_combination": {"arguments": {"columns": key_names}}}],
+            # the history's current versions, whose test holds one per key in every build: checked
+            # whole in first and full builds (and with var cdc_test_scope: all), as cdc_current is
+            "data_tests": [
+                {"unique_combination": {"arguments": {"columns": key_names}, "config": {"where": "__cdc_run_whole__"}}}
+            ],
             "columns": column_entries(columns, SCD_CURRENT_COLUMNS, table_id),
         },
     ]

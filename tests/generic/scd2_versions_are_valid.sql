@@ -27,6 +27,8 @@
                 "scd2_versions_are_valid: `" ~ name ~ "` must be a list of column names; got " ~ columns) }}
         {% endif %}
     {% endfor %}
+    {%- set keys = [] -%}
+    {%- for column in key_columns -%}{%- do keys.append(cdc_quote_identifier(column)) -%}{%- endfor -%}
     {%- set null_checks = [] -%}
     {%- for column in not_null -%}
         {%- do null_checks.append(
@@ -39,7 +41,7 @@
     {%- endfor %}
     with chained as (
         select
-            {{ key_columns | join(', ') }},
+            {{ keys | join(', ') }},
             {{ order_column }} as version_order,
             {{ from_column }} as version_from,
             {{ to_column }} as version_to,
@@ -49,10 +51,10 @@
             lag({{ order_column }}) over key_order as previous_order,
             lead({{ from_column }}) over key_order as next_from,
             lead({{ from_sequence_column }}) over key_order as next_from_sequence,
-            count_if({{ current_column }}) over (partition by {{ key_columns | join(', ') }}) as current_versions,
+            count_if({{ current_column }}) over (partition by {{ keys | join(', ') }}) as current_versions,
             {{ "concat_ws(', ', " ~ null_checks | join(', ') ~ ")" if null_checks else "''" }} as null_columns
         from {{ model }}
-        window key_order as (partition by {{ key_columns | join(', ') }} order by {{ order_column }})
+        window key_order as (partition by {{ keys | join(', ') }} order by {{ order_column }})
     ),
 
     checked as (
