@@ -10,7 +10,9 @@ that no complete build has taken, runs `dbt build` in this process over the same
 (dbt's programmatic runner), in two steps: what cdc_current reads, then the rest of the build and
 every data test (VISIBLE_FIRST). Against `cdc-load` then `dbt build` as two commands, a cycle pays
 no JVM start and no metastore opening, and from the second cycle on Spark's compiled code and
-Delta's table states are warm. A cycle with nothing new runs no build.
+Delta's table states are warm. dbt parses the project (and, in the first cycle, is imported) in a
+thread while the cycle lands, which waits on Spark; the cycle's dbt invocations share that parse.
+A cycle with nothing new runs no build.
 
 State lives in the tables, not in this process: which files and records were landed is in the
 landing table (a file is recognised by its content, a record by topic, partition and offset),
@@ -41,6 +43,7 @@ import signal
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,6 +162,7 @@ class Runner:
         self.builds_since_compaction: int | None = None  # None: no compaction tried by this process
         self.connection: SqlConnection = connect(target, cli_vars)  # starts Spark on a session target
         self.stopping = threading.Event()
+        self.manifest: Any = None  # the cycle's parse of the project (dbt's Manifest), for its invocations
 
     def stop(self, signum: int, _frame: Any) -> None:
         if self.stopping.is_set() and signum == signal.SIGINT:
@@ -173,22 +177,21 @@ class Runner:
             return set()
         return {row[1] for row in self.connection.sql(f"show tables in {schema}")}
 
-    def _watermark(self, tables: set[str]) -> int:
-        """The newest landing batch a complete build took (macro cdc_batch_watermark), -1 before any."""
-        if LEDGER_TABLE not in tables:
-            return -1
+    def _watermark_and_pending_batches(self, tables: set[str]) -> tuple[int, int]:
+        """The newest landing batch a complete build took (macro cdc_batch_watermark), -1 before any,
+        and how many landed batches are above it, in one query: the landing is filtered by the
+        ledger's max as a scalar subquery, which Spark runs first and prunes its partitions with."""
         schema = self.connection.schema
-        rows = self.connection.sql(f"select coalesce(max(load_batch_id), -1) from {schema}.{LEDGER_TABLE}")
-        return int(rows[0][0])
-
-    def _pending_batches(self, watermark: int, tables: set[str]) -> int:
+        watermark = f"(select coalesce(max(load_batch_id), -1) from {schema}.{LEDGER_TABLE})"
+        if LEDGER_TABLE not in tables:
+            watermark = "-1"
         if LANDING_TABLE not in tables:
-            return 0
+            return int(self.connection.sql(f"select {watermark}")[0][0]), 0
         rows = self.connection.sql(
-            f"select count(distinct load_batch_id) from {self.connection.schema}.{LANDING_TABLE} "
+            f"select {watermark}, count(distinct load_batch_id) from {schema}.{LANDING_TABLE} "
             f"where load_batch_id > {watermark}"
         )
-        return int(rows[0][0])
+        return int(rows[0][0]), int(rows[0][1])
 
     def _lag_seconds(self, watermark: int) -> float | None:
         """Seconds from the newest source commit among the batches just built to now."""
@@ -198,14 +201,25 @@ class Runner:
         )
         return None if not rows or rows[0][0] is None else float(rows[0][0])
 
-    def _dbt(self, *arguments: str) -> Any:
-        """dbt in this process, with the runner's project, profiles, target and vars."""
-        from dbt.cli.main import dbtRunner
-
+    def _dbt_options(self) -> list[str]:
         options = ["--profiles-dir", str(profiles_dir()), "--project-dir", str(project_dir())]
         options += ["--target", self.target] if self.target else []
-        options += ["--vars", self.vars_text] if self.vars_text else []
-        return dbtRunner().invoke([*arguments, *options])
+        return options + (["--vars", self.vars_text] if self.vars_text else [])
+
+    def _parse(self) -> Any:
+        """dbt's parse of the project with the runner's options, its Manifest (None when it fails:
+        the cycle's first invocation then parses, and reports the error, itself)."""
+        from dbt.cli.main import dbtRunner
+
+        result = dbtRunner().invoke(["--quiet", "parse", *self._dbt_options()])
+        return result.result if result.success else None
+
+    def _dbt(self, *arguments: str) -> Any:
+        """dbt in this process, with the runner's project, profiles, target and vars, on the cycle's
+        parse of the project."""
+        from dbt.cli.main import dbtRunner
+
+        return dbtRunner(manifest=self.manifest).invoke([*arguments, *self._dbt_options()])
 
     def _dbt_build(self, *selection: str) -> bool:
         result = self._dbt("build", *selection, *self.dbt_arguments)
@@ -256,11 +270,13 @@ class Runner:
     def cycle(self, number: int) -> Cycle:
         started = time.monotonic()
         cycle = Cycle(number)
-        for source in self.sources:
-            source.land(self, cycle)
-        tables = self._tables()
-        watermark = self._watermark(tables)
-        cycle.batches_pending = self._pending_batches(watermark, tables)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbt-parse") as parser:
+            parsing = parser.submit(self._parse)
+            for source in self.sources:
+                source.land(self, cycle)
+            tables = self._tables()
+            watermark, cycle.batches_pending = self._watermark_and_pending_batches(tables)
+            self.manifest = parsing.result()
         if cycle.batches_pending:
             cycle.built = self._build(cycle, started)
             if cycle.built:
