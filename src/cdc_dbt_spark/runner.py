@@ -181,12 +181,12 @@ class Runner:
         """The newest landing batch a complete build took (macro cdc_batch_watermark), -1 before any,
         and how many landed batches are above it, in one query: the landing is filtered by the
         ledger's max as a scalar subquery, which Spark runs first and prunes its partitions with."""
+        if LANDING_TABLE not in tables:
+            return -1, 0  # nothing landed: nothing to build, whatever the ledger says
         schema = self.connection.schema
         watermark = f"(select coalesce(max(load_batch_id), -1) from {schema}.{LEDGER_TABLE})"
         if LEDGER_TABLE not in tables:
             watermark = "-1"
-        if LANDING_TABLE not in tables:
-            return int(self.connection.sql(f"select {watermark}")[0][0]), 0
         rows = self.connection.sql(
             f"select {watermark}, count(distinct load_batch_id) from {schema}.{LANDING_TABLE} "
             f"where load_batch_id > {watermark}"
@@ -207,11 +207,11 @@ class Runner:
         return options + (["--vars", self.vars_text] if self.vars_text else [])
 
     def _parse(self) -> Any:
-        """dbt's parse of the project with the runner's options, its Manifest (None when it fails:
-        the cycle's first invocation then parses, and reports the error, itself)."""
+        """dbt's parse of the project with the runner's options, its Manifest; None, saying nothing,
+        when it fails: the cycle's first invocation then parses, and reports the error, itself."""
         from dbt.cli.main import dbtRunner
 
-        result = dbtRunner().invoke(["--quiet", "parse", *self._dbt_options()])
+        result = dbtRunner().invoke(["--log-level", "none", "parse", *self._dbt_options()])
         return result.result if result.success else None
 
     def _dbt(self, *arguments: str) -> Any:
@@ -270,6 +270,7 @@ class Runner:
     def cycle(self, number: int) -> Cycle:
         started = time.monotonic()
         cycle = Cycle(number)
+        # Spark started (and imported pyspark) before this thread imports dbt, which imports it too
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbt-parse") as parser:
             parsing = parser.submit(self._parse)
             for source in self.sources:
