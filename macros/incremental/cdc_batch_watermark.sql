@@ -22,8 +22,7 @@
     {% endif %}
     {% if memo_key not in graph %}
         {% set ledger = cdc_previous_run_relation('cdc_load_batches') %}
-        {% set watermark = -1 if ledger is none
-            else cdc_integer_list('select coalesce(max(load_batch_id), -1) from ' ~ ledger)[0] %}
+        {% set watermark = -1 if ledger is none else cdc_integer_list('select ' ~ cdc_batch_watermark_sql(ledger))[0] %}
         {% do graph.update({memo_key: watermark}) %}
     {% endif %}
     {{ return(graph[memo_key]) }}
@@ -32,4 +31,10 @@
 {# The key under which cdc_batch_watermark keeps the invocation's watermark in its graph. #}
 {% macro cdc_batch_watermark_key() %}
     {{ return('cdc_batch_watermark ' ~ invocation_id) }}
+{% endmacro %}
+
+{# The watermark as a scalar SQL expression over the ledger relation `ledger`: its newest batch, -1 when empty. #}
+{% macro cdc_batch_watermark_sql(ledger) %}
+    {{ cdc_check_relation('cdc_batch_watermark_sql', ledger, 'the ledger cdc_load_batches') }}
+    {{ return('(select coalesce(max(load_batch_id), -1) from ' ~ ledger ~ ')') }}
 {% endmacro %}

@@ -31,7 +31,7 @@
     {% elif watermark_key in graph %}
         {% set watermark = graph[watermark_key] %}
     {% else %}
-        {% set watermark = '(select coalesce(max(load_batch_id), -1) from ' ~ ledger ~ ')' %}
+        {% set watermark = cdc_batch_watermark_sql(ledger) %}
     {% endif %}
     {% set partitions_query %}
         select

@@ -8,3 +8,10 @@
     {%- endif -%}
     `{{ name | replace('`', '``') }}`
 {%- endmacro %}
+
+{# Each of the column names `names` as cdc_quote_identifier quotes it, in order (a list). #}
+{% macro cdc_quote_identifiers(names) %}
+    {%- set quoted = [] -%}
+    {%- for name in names -%}{%- do quoted.append(cdc_quote_identifier(name)) -%}{%- endfor -%}
+    {{ return(quoted) }}
+{%- endmacro %}

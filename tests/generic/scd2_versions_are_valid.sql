@@ -27,8 +27,7 @@
                 "scd2_versions_are_valid: `" ~ name ~ "` must be a list of column names; got " ~ columns) }}
         {% endif %}
     {% endfor %}
-    {%- set keys = [] -%}
-    {%- for column in key_columns -%}{%- do keys.append(cdc_quote_identifier(column)) -%}{%- endfor -%}
+    {%- set keys = cdc_quote_identifiers(key_columns) -%}
     {%- set null_checks = [] -%}
     {%- for column in not_null -%}
         {%- do null_checks.append(

@@ -3,8 +3,7 @@
     {% if columns is string or columns | length == 0 %}
         {{ exceptions.raise_compiler_error("unique_combination: `columns` must be a non-empty list of column names") }}
     {% endif %}
-    {%- set quoted = [] -%}
-    {%- for column in columns -%}{%- do quoted.append(cdc_quote_identifier(column)) -%}{%- endfor %}
+    {%- set quoted = cdc_quote_identifiers(columns) %}
     select {{ quoted | join(', ') }}, count(*) as copies
     from {{ model }}
     group by {{ quoted | join(', ') }}
