@@ -6,8 +6,11 @@
     a delete of the old key and an insert of the new one; every other record keeps its
     own row.
 #}
+{#- an incremental run of int_cdc_records parses only the batches above the watermark: the formats
+    that have some (a first or full build: every format that landed) -#}
+{%- set records_stored = cdc_previous_run_relation('int_cdc_records') is not none and not flags.FULL_REFRESH -%}
 with unioned as (
-    {% for source_format in cdc_landed_formats() %}
+    {% for source_format in cdc_landed_formats(above_watermark=records_stored) %}
         select * from {{ ref('stg_' ~ source_format ~ '__records') }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cdc_dbt_spark.loader import iter_files
 from cdc_testkit.harness import Project
 
 # a load: the format, then the files the loader is given in one call
@@ -97,20 +98,23 @@ def build_rounds(
     last_round = max(len(loads) for loads in rounds.values()) - 1
     landed_up_to = -1
     for number in range(last_round + 1):
+        scenario_of_file: dict[str, str] = {}
         for name, loads in rounds.items():
             view = views[name]
             view.landed.append([])
             for source_format, *paths in loads[number] if number < len(loads) else []:
                 view.landed[number].append(project.land(source_format, *paths))
-                new_batches = {
-                    batch
-                    for (batch,) in project.query(
-                        "select distinct load_batch_id from {schema}.raw_cdc_messages "
-                        f"where load_batch_id > {landed_up_to}"
+                for path in iter_files(map(str, paths)):
+                    assert scenario_of_file.setdefault(str(path), name) == name, (
+                        f"{path} is landed by scenarios {scenario_of_file[str(path)]} and {name} in one round"
                     )
-                }
-                view.batches |= new_batches
-                landed_up_to = max(new_batches, default=landed_up_to)
+        # the round's batches by the scenario whose files they hold (one query, not one per load)
+        for batch, source_file in project.query(
+            "select distinct load_batch_id, source_file from {schema}.raw_cdc_messages "
+            f"where load_batch_id > {landed_up_to}"
+        ):
+            views[scenario_of_file[source_file]].batches.add(batch)
+            landed_up_to = max(landed_up_to, batch)
         project.build(*with_vars, tests=number == last_round)
         owners = _table_owners(project, views)
         history, current = project.history(), project.current()

@@ -84,6 +84,10 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     assert project.query(current_files) == [(1,)]
     assert_current_as_replayed(project, dataworks + debezium + elsewhere + later)
     assert project.query(ledger) == [(built_batches[0][0] + 1,)]
+    # that build parsed the batch of one format: int_cdc_records read no other (cdc_landed_formats)
+    compiled = project.targets / project.schema / "compiled" / "cdc" / "models" / "intermediate"
+    records = (compiled / "int_cdc_records.sql").read_text()
+    assert "source_format = 'dataworks_json'" in records and "source_format = 'debezium_json'" not in records
 
     # nothing new: no build (cdc_history gets no new Delta version)
     commits = len(project.query("describe history {schema}.cdc_history"))
