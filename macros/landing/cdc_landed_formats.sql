@@ -3,8 +3,8 @@
     `above_watermark`, those that landed batches above the watermark (cdc_batch_watermark), the
     batches an incremental run parses. int_cdc_records_unioned unions only these: a format with
     nothing to parse adds nothing but a large query plan, and planning all nine formats costs
-    seconds on every run. At parse time, or when no format qualifies, every format that landed,
-    else every format (so lineage always shows them all).
+    seconds on every run. With `above_watermark` and no batch above it, every format that landed.
+    At parse time, or when nothing landed, every format (so lineage always shows them all).
 #}
 {% macro cdc_landed_formats(above_watermark=false) %}
     {% if above_watermark is not boolean %}

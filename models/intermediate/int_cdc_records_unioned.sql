@@ -7,8 +7,9 @@
     own row.
 #}
 {#- an incremental run of int_cdc_records parses only the batches above the watermark: the formats
-    that have some (a first or full build: every format that landed) -#}
-{%- set records_stored = cdc_previous_run_relation('int_cdc_records') is not none and not flags.FULL_REFRESH -%}
+    that have some. A first build of int_cdc_records takes every format that landed; on a full
+    refresh the watermark is -1, so every landed format is above it -#}
+{%- set records_stored = cdc_previous_run_relation('int_cdc_records') is not none -%}
 with unioned as (
     {% for source_format in cdc_landed_formats(above_watermark=records_stored) %}
         select * from {{ ref('stg_' ~ source_format ~ '__records') }}
