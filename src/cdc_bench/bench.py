@@ -348,6 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     # what each kind of build ran in Spark (statements dbt sent, Spark jobs), counted in this process
     for name, work in spark_work(by_name).items():
         print(f"spark work of {name}: {work['statements']} statements, {work['jobs']} jobs; {work['heaviest_nodes']}")
+    # the small build's statements node by node, each with the jobs it ran: where a cut has to come from
+    for node, statements in (
+        spark_work(by_name).get("small (median of increments)", {}).get("statements_by_node", {}).items()
+    ):
+        print(f"  {node or '(before and after the nodes)'}: {'; '.join(statements)}")
     for name, value in ratios.items():
         print(f"{name:28s} {value:.3f}" if value is not None else f"{name:28s} n/a")
     print(

@@ -1,11 +1,13 @@
 """What a dbt invocation asks of the Spark in this process, counted: the SQL statements dbt sends (through
 dbt-spark's session cursor) and the Spark jobs they run (from Spark's status store, which Spark's own
 listener of SQL executions fills: every job of a statement, Delta's bookkeeping included), in all and per dbt
-node. The fixed cost of a build is in these counts more than in its seconds, which drift with the machine.
+node, and what each statement of a node is (its leading SQL words) with the jobs it ran: the statements to cut.
+The fixed cost of a build is in these counts more than in its seconds, which drift with the machine.
 Only for builds in this process (target local, method session): a Thrift server's work is not seen here."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +21,9 @@ class SparkWork:
     jobs: int = 0
     # node name -> (statements, jobs), for the nodes that ran any
     per_node: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # node name -> each statement it sent, in order: its kind (statement_kind) and the Spark jobs run
+    # until the next statement; statements sent outside any node (dbt's own: its relation cache) under ""
+    node_statements: dict[str, list[str]] = field(default_factory=dict)
 
     def summary(self, top: int = 5) -> dict[str, Any]:
         heaviest = sorted(self.per_node.items(), key=lambda item: (-item[1][1], -item[1][0]))[:top]
@@ -26,7 +31,25 @@ class SparkWork:
             "statements": self.statements,
             "jobs": self.jobs,
             "heaviest_nodes": {name: {"statements": s, "jobs": j} for name, (s, j) in heaviest},
+            "statements_by_node": self.node_statements,
         }
+
+
+# dbt's query comment (/* {"app": "dbt", ...} */) and SQL line comments before a statement's first word
+_LEADING_COMMENTS = re.compile(r"^(?:\s+|/\*.*?\*/|--[^\n]*\n)*", re.DOTALL)
+
+
+def statement_kind(sql: str) -> str:
+    """What a statement is, from its leading words: `merge into`, `insert overwrite`, `describe query`,
+    `show tblproperties`, `create or replace table`...; a query (`with` too) is `select`."""
+    words = _LEADING_COMMENTS.sub("", sql, count=1).lower().split(maxsplit=4)
+    if not words:
+        return "(empty)"
+    if words[0] in ("select", "with", "(select", "("):
+        return "select"
+    if words[:2] == ["create", "or"]:
+        return " ".join(words[:4])
+    return " ".join(words[:2])
 
 
 def _executions(spark: Any, after_id: int) -> list[tuple[int, int, int]]:
@@ -48,11 +71,11 @@ def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
 
     work, node_results = SparkWork(), []
     first = max((execution[0] for execution in _executions(spark, -1)), default=-1)
-    sent: list[float] = []
+    sent: list[tuple[float, str]] = []  # (when, kind)
     execute = session.Cursor.execute
 
     def counting_execute(cursor: Any, sql: str, *parameters: Any) -> Any:
-        sent.append(time.time() * 1000)
+        sent.append((time.time() * 1000, statement_kind(sql)))
         return execute(cursor, sql, *parameters)
 
     session.Cursor.execute = counting_execute
@@ -62,12 +85,25 @@ def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
         session.Cursor.execute = execute
     executions = _executions(spark, first)
     work.statements, work.jobs = len(sent), sum(jobs for _, _, jobs in executions)
+    # dbt sends one statement at a time (threads: 1): a statement's jobs are those submitted before the next
+    ends = [at for at, _ in sent[1:]] + [float("inf")]
+    labelled = [
+        (at, f"{kind} ({sum(count for _, submitted, count in executions if at <= submitted < end)} jobs)")
+        for (at, kind), end in zip(sent, ends, strict=True)
+    ]
+    in_nodes: set[float] = set()
     for node in node_results:
         if not node.timing:
             continue
         start = min(timing.started_at for timing in node.timing).timestamp() * 1000
         end = max(timing.completed_at for timing in node.timing).timestamp() * 1000
-        statements = sum(start <= at <= end for at in sent)
+        statements = [(at, label) for at, label in labelled if start <= at <= end]
         jobs = sum(count for _, at, count in executions if start <= at <= end)
         if statements or jobs:
-            work.per_node[node.node.name] = (statements, jobs)
+            work.per_node[node.node.name] = (len(statements), jobs)
+        if statements:
+            work.node_statements[node.node.name] = [label for _, label in statements]
+            in_nodes.update(at for at, _ in statements)
+    outside = [label for at, label in labelled if at not in in_nodes]
+    if outside:
+        work.node_statements[""] = outside

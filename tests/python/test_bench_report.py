@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from cdc_bench.report import main, publish
+from cdc_bench.spark_work import statement_kind
 
 REPORT = {
     "target": "local",
@@ -51,3 +52,14 @@ def test_the_chart_draws_each_step_and_each_warm_cycle(tmp_path: Path) -> None:
     chart.unlink()
     assert main([str(tmp_path / "chart.json")]) == 0
     assert chart.read_text() == svg_before
+
+
+def test_a_statement_is_named_by_its_leading_sql_words() -> None:
+    comment = '/* {"app": "dbt", "node_id": "model.cdc.cdc_history"} */'
+    assert statement_kind(f"{comment} show tblproperties bench.cdc_op_codes") == "show tblproperties"
+    # dbt-spark's merge starts with a line comment
+    assert statement_kind(f"{comment} -- back compat for old kwarg name\n  merge into t as s using u") == "merge into"
+    assert statement_kind(f"{comment}\n  with x as (select 1) select * from x") == "select"
+    assert statement_kind("create or replace table bench.t as select 1") == "create or replace table"
+    assert statement_kind(f"{comment} insert overwrite table t partition (p) by name select 1") == "insert overwrite"
+    assert statement_kind("  ") == "(empty)"
