@@ -346,12 +346,12 @@ def main(argv: list[str] | None = None) -> int:
         if "slowest_s" in step.parts:
             print(f"slowest in {step.name}: {step.parts['slowest_s']}")
     # what each kind of build ran in Spark (statements dbt sent, Spark jobs), counted in this process
-    for name, work in spark_work(by_name).items():
+    counted_work = spark_work(by_name)
+    for name, work in counted_work.items():
         print(f"spark work of {name}: {work['statements']} statements, {work['jobs']} jobs; {work['heaviest_nodes']}")
     # the small build's statements node by node, each with the jobs it ran: where a cut has to come from
-    for node, statements in (
-        spark_work(by_name).get("small (median of increments)", {}).get("statements_by_node", {}).items()
-    ):
+    small_work = counted_work.get("small (median of increments)", {})
+    for node, statements in small_work.get("statements_by_node", {}).items():
         print(f"  {node or '(before and after the nodes)'}: {'; '.join(statements)}")
     for name, value in ratios.items():
         print(f"{name:28s} {value:.3f}" if value is not None else f"{name:28s} n/a")
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         "keys": args.keys,
         "steps": [dict(step.__dict__, events_per_second=step.events_per_second) for step in steps],
         "ratios": ratios,
-        "spark_work": spark_work(by_name),
+        "spark_work": counted_work,
         "acceptance": acceptance,
     }
     report_path.write_text(json.dumps(report, indent=2))

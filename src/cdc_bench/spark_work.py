@@ -91,19 +91,19 @@ def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
         (at, f"{kind} ({sum(count for _, submitted, count in executions if at <= submitted < end)} jobs)")
         for (at, kind), end in zip(sent, ends, strict=True)
     ]
-    in_nodes: set[float] = set()
+    in_nodes: set[int] = set()  # positions in `labelled` (two statements may share a millisecond)
     for node in node_results:
         if not node.timing:
             continue
         start = min(timing.started_at for timing in node.timing).timestamp() * 1000
         end = max(timing.completed_at for timing in node.timing).timestamp() * 1000
-        statements = [(at, label) for at, label in labelled if start <= at <= end]
+        statements = [number for number, (at, _) in enumerate(labelled) if start <= at <= end]
         jobs = sum(count for _, at, count in executions if start <= at <= end)
         if statements or jobs:
             work.per_node[node.node.name] = (len(statements), jobs)
         if statements:
-            work.node_statements[node.node.name] = [label for _, label in statements]
-            in_nodes.update(at for at, _ in statements)
-    outside = [label for at, label in labelled if at not in in_nodes]
+            work.node_statements[node.node.name] = [labelled[number][1] for number in statements]
+            in_nodes.update(statements)
+    outside = [label for number, (_, label) in enumerate(labelled) if number not in in_nodes]
     if outside:
         work.node_statements[""] = outside
