@@ -17,7 +17,7 @@
     {% if not cdc_landed_partitions() %}
         {{ return(cdc_key_change_rounds()) }}
     {% endif %}
-    {% set touched = ref('int_cdc_touched_keys') %}
+    {% set touched = '(' ~ cdc_touched_keys_query() ~ ')' %}
     {% set query %}
         select count(*)
         from {{ ref('int_cdc_key_changes') }} as key_changes

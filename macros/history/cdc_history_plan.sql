@@ -29,7 +29,7 @@
         {% do plan.update({'key_change_rounds': cdc_history_key_change_rounds(false, plan.partial_images)}) %}
         {{ return(plan) }}
     {% endif %}
-    {% set touched = ref('int_cdc_touched_keys') %}
+    {% set touched = '(' ~ cdc_touched_keys_query() ~ ')' %}
     {#- the touched keys' buckets, the earliest replay position of all (a literal bound on
         sequence_key lets Delta skip the files of cdc_events whose changes all come before it) and
         the run's batch (cdc_history_run_batch_query), in one query -#}

@@ -11,8 +11,9 @@
                           only then is a second query run, of the closed versions of the late keys.
     So in-order runs read no closed partition and find the late keys without another scan of
     every current version. `current_versions` is a relation (or a parenthesized query) of the
-    touched keys' current versions with their prior_version_number
-    (cdc_history_touched_versions_query over the current buckets).
+    touched keys with their replay_from_sequence, their current versions, prior_version_number and
+    is_key_row (cdc_history_touched_versions_query over the current buckets: a key without a
+    stored version has null version columns).
 #}
 {% macro cdc_history_plan_reads(plan, current_versions) %}
     {% if plan is not mapping or not plan.get('current_buckets') %}
@@ -24,16 +25,16 @@
             'cdc_history_plan_reads', 'current_versions',
             "a relation or parenthesized query of the touched keys' current versions", current_versions) }}
     {% endif %}
-    {% set touched = ref('int_cdc_touched_keys') %}
+    {#- each touched key is in current_versions, with its replay position (its version columns null
+        when it has no stored version) -#}
+    {% set touched = '(select table_id, key_json, replay_from_sequence from ' ~ current_versions ~ ' where is_key_row)' %}
     {% set late_keys_query %}
         select
             current_versions.table_id,
             current_versions.key_json,
-            touched.replay_from_sequence
+            current_versions.replay_from_sequence
         from {{ current_versions }} as current_versions
-        inner join {{ touched }} as touched
-            on current_versions.table_id = touched.table_id and current_versions.key_json = touched.key_json
-        where current_versions.prior_version_number is null
+        where current_versions.version_number is not null and current_versions.prior_version_number is null
     {% endset %}
     {% set reads_query %}
         select distinct

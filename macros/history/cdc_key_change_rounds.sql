@@ -1,7 +1,7 @@
 {#
     The links of the longest chain of partial key changes (int_cdc_key_changes): changes that
     share a key, each later than the one before. A key change ties its two keys, so following
-    what one run touches (int_cdc_touched_keys), or carrying rows over (cdc_history), takes one
+    what one run touches (cdc_touched_keys_query), or carrying rows over (cdc_history), takes one
     join round per link. The table is small: one narrow query per link, and one in all when no
     two key changes share a key. Raises, naming var cdc_key_change_chain_limit, past that many
     links. 1 when nothing has landed (compiled for lint or docs).

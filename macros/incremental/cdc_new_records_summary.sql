@@ -5,7 +5,7 @@
       records_by_kind     {record_kind: records}; a kind absent has none
       first_sequence      the earliest sequence_key of a record with an op (none without one):
                           cdc_events' bound on earlier batches (cdc_events_rework_batches)
-      truncates           table-wide truncates (int_cdc_touched_keys)
+      truncates           table-wide truncates (cdc_touched_keys_query)
       partial_key_changes records of key changes with a partial after image (int_cdc_key_changes)
     Read once per dbt invocation and kept in its `graph`, when a model downstream of
     int_cdc_records (or a data test of one) first asks: in a `dbt build` that is after

@@ -12,7 +12,6 @@
 }}
 {#- the post-hook lets the cached versions go; cdc.key_buckets records the var the current
     versions are stored by (cdc_history_check_key_buckets) -#}
--- depends_on: {{ ref('int_cdc_touched_keys') }}
 -- depends_on: {{ ref('int_cdc_key_changes') }}
 -- depends_on: {{ ref('stg_cdc_previous_run__load_batches') }}
 {#
@@ -25,7 +24,7 @@
 
     Stored in two kinds of partitions: current versions by key bucket, closed versions by
     the day of the run that closed them (cdc_history_closed_partition). An incremental run replays each
-    touched key from its replay position (int_cdc_touched_keys), starting from the last
+    touched key from its replay position (cdc_touched_keys_query), starting from the last
     version it had before that position, and MERGEs the result (cdc_history_merge_sql): the
     versions it opens, closes or changes are written, the stored versions it replays away
     deleted, and no other row is rewritten: deletion vectors (on this table only, see the
@@ -61,7 +60,7 @@
     {%- if plan.closed_partitions -%}
         {%- set touched_versions_query = cdc_history_touched_versions_query(
             plan.current_buckets, plan.closed_partitions, history_columns) -%}
-        {%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query) -%}
+        {%- set touched_versions = cdc_history_cache_touched_versions(touched_versions_query, replace=true) -%}
     {%- endif -%}
 {%- endif -%}
 {%- if execute and is_incremental() %}{% do cdc_history_note_merge_scope(plan) %}{% endif -%}
@@ -75,19 +74,21 @@
 {% else %}
     with
     {% if plan.incremental %}
+        -- the touched keys with their stored versions (none for a new key: its version columns
+        -- are null), each with the last version the key had before its replay position: the
+        -- replay starts from that one
+        touched_versions as (
+            {{ touched_versions_query if touched_versions is none else 'select * from ' ~ touched_versions }}
+        ),
+
         touched_keys as (
             select
                 table_id,
                 key_json,
                 key_bucket,
                 replay_from_sequence
-            from {{ ref('int_cdc_touched_keys') }}
-        ),
-
-        -- the stored versions of the touched keys, each with the last version the key had
-        -- before its replay position: the replay starts from that one
-        touched_versions as (
-            {{ touched_versions_query if touched_versions is none else 'select * from ' ~ touched_versions }}
+            from touched_versions
+            where is_key_row
         ),
 
         -- the prior version and every later one are recomputed

@@ -62,6 +62,12 @@ class SqlConnection:
             raise RuntimeError("a SparkSession exists only for the local target")
         return self._spark
 
+    def release_cache(self) -> None:
+        """Lets go of the tables cached in this process's SparkSession, if it has one (dbt's sessions
+        on a Thrift server end with their invocation, and their caches with them)."""
+        if self._spark is not None:
+            self._spark.catalog.clearCache()
+
     def files_spark(self) -> Any:
         """A SparkSession that writes the target's files: the target's own (method session), an
         application on the target's cluster (target with `spark_conf`), else a local one without

@@ -225,6 +225,9 @@ class Runner:
         result = self._dbt("build", *selection, *self.dbt_arguments)
         if not result.success:
             log.error("dbt build failed: %s (see logs/dbt.log); the next cycle builds again", result.exception or "")
+            # a failed cdc_history run leaves its cached versions (cdc_history_cache_touched_versions) in
+            # the session; its view is named for the invocation, in no later one's way: only the memory goes
+            self.connection.release_cache()
         return result.success
 
     def _compaction_due(self) -> bool:

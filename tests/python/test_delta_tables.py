@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 import time
@@ -59,7 +60,7 @@ def test_restore_undoes_a_build_and_maintain_changes_no_row(project, tmp_path: P
     # a cached session view, and let that view (and so the cache) go with the run; the MERGE read the
     # model's query as a subquery: no cdc_history__dbt_tmp either (macros/materializations/incremental.sql)
     compiled = project.targets / project.schema / "compiled" / "cdc" / "models" / "marts" / "cdc_history.sql"
-    assert "select * from cdc_history__touched_versions" in compiled.read_text()
+    assert re.search(r"select \* from cdc_history__touched_versions_\w{36}\b", compiled.read_text())
     assert project.query("show views like 'cdc_history__*'") == []
 
     # the build undone: every model's table as it was, the watermark too
@@ -258,6 +259,20 @@ def test_a_build_sends_nothing_for_what_it_did_not_write(project, tmp_path: Path
     for written in ("model.cdc.cdc_events", "model.cdc.cdc_history"):
         (test,) = results_attached_to(built, written)
         assert test.adapter_response.get("_message") != NOT_SENT, (written, test)
+    # the intermediate tables' tests check whole tables (a first or full build, cdc_test_scope all):
+    # what an incremental build writes there is checked downstream (cdc_events, cdc_history, the
+    # conservation test)
+    (records_test,) = results_attached_to(built, "model.cdc.int_cdc_records")
+    assert records_test.adapter_response.get("_message") == NOT_SENT
+    whole = project.dbt(
+        "test", "--select", "int_cdc_records", "int_cdc_touched_keys", "--vars", "{cdc_test_scope: all}"
+    ).result
+    assert sorted((str(test.status), test.adapter_response.get("_message") != NOT_SENT) for test in whole) == [
+        ("pass", True),
+        ("pass", True),
+    ]
+    # the touched keys are compiled into cdc_history's queries (ephemeral): no table of them
+    assert project.query("show tables in {schema} like 'int_cdc_touched_keys'") == []
     # without a Kafka load there is no removed offset to look for: that singular test sends nothing either
     gaps = built["test.cdc.assert_no_versions_removed_before_landing"]
     assert str(gaps.status) == "pass" and gaps.adapter_response.get("_message") == NOT_SENT

@@ -284,3 +284,19 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
         ("unique event_id", event_id),
         ("accepted_values op", "upsert"),
     }
+
+    # conservation is one test of the run's batches: a landed message with no record, and a ledger
+    # row whose counts do not add up, are each a row of it
+    def conservation_problems() -> set[tuple[str, int]]:
+        (test,) = project.dbt("test", "--select", "assert_every_landed_message_is_accounted", check=False).result
+        if test.status != "fail":
+            return set()
+        escaped = test.node.compiled_code.replace("{", "{{").replace("}", "}}")  # Project.query formats
+        return {tuple(row) for row in project.query(f"select problem, load_batch_id from ({escaped})")}
+
+    assert conservation_problems() == set()
+    (last_batch,) = project.query("select max(load_batch_id) from {schema}.cdc_load_batches")[0]
+    project.query(f"update {{schema}}.cdc_load_batches set ddl_messages = 1 where load_batch_id = {last_batch}")
+    assert conservation_problems() == {("ledger counts do not add up", last_batch)}
+    project.query(f"delete from {{schema}}.int_cdc_records where load_batch_id = {last_batch}")
+    assert conservation_problems() == {("ledger counts do not add up", last_batch), ("no record", last_batch)}
