@@ -13,6 +13,8 @@
     The watermark is the newest of the ledger's batches, so this one query also answers
     cdc_batch_watermark when it has not asked yet: the landing's filter then reads it as a
     scalar subquery, which Spark runs before the scan and prunes the landing's partitions with.
+    On an incremental run with typed tables it also reads cdc_typed_columns' watermark of each
+    table (cdc_typed_columns_seen_through): one statement for what the invocation finds stored.
 #}
 {% macro cdc_landed_partitions() %}
     {% set landing = source('cdc_landing', 'raw_cdc_messages') %}
@@ -26,6 +28,8 @@
     {% set watermark_key = cdc_batch_watermark_key() %}
     {% set incremental = execute and not flags.FULL_REFRESH %}
     {% set ledger = cdc_previous_run_relation('cdc_load_batches') if incremental else none %}
+    {% set typed_columns = cdc_previous_run_relation('cdc_typed_columns')
+        if incremental and var('cdc_typed_tables', none) else none %}
     {% if ledger is none %}
         {% set watermark = -1 %}
     {% elif watermark_key in graph %}
@@ -39,7 +43,7 @@
             source_format,
             min(message_id) as first_message_id,
             max(message_id) as last_message_id,
-            false as is_taken
+            'landed' as fact
         from {{ landing }}
         where load_batch_id > {{ watermark }}
         group by load_batch_id, source_format
@@ -50,19 +54,39 @@
                 source_format,
                 cast(null as string) as first_message_id,
                 cast(null as string) as last_message_id,
-                true as is_taken
+                'taken' as fact
             from {{ ledger }}
+        {% endif %}
+        {% if typed_columns is not none %}
+            -- each typed table's watermark (its table_id in source_format)
+            union all
+            select
+                max(seen_through_batch_id) as load_batch_id,
+                table_id as source_format,
+                cast(null as string) as first_message_id,
+                cast(null as string) as last_message_id,
+                'typed_seen_through' as fact
+            from {{ typed_columns }}
+            group by table_id
         {% endif %}
     {% endset %}
     {% set partitions = [] %}
     {% set taken = [-1] %}
+    {% set typed_seen_through = {} %}
     {% for row in run_query(partitions_query).rows %}
-        {% do partitions.append({
-            'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format'],
-            'first_message_id': row['first_message_id'], 'last_message_id': row['last_message_id'],
-        }) %}
-        {% if row['is_taken'] %}{% do taken.append(row['load_batch_id'] | int) %}{% endif %}
+        {% if row['fact'] == 'typed_seen_through' %}
+            {% do typed_seen_through.update({row['source_format']: row['load_batch_id'] | int}) %}
+        {% else %}
+            {% do partitions.append({
+                'load_batch_id': row['load_batch_id'] | int, 'source_format': row['source_format'],
+                'first_message_id': row['first_message_id'], 'last_message_id': row['last_message_id'],
+            }) %}
+        {% endif %}
+        {% if row['fact'] == 'taken' %}{% do taken.append(row['load_batch_id'] | int) %}{% endif %}
     {% endfor %}
+    {% if typed_columns is not none %}
+        {% do graph.update({cdc_typed_columns_seen_through_key(): typed_seen_through}) %}
+    {% endif %}
     {% if incremental and watermark_key not in graph %}
         {% do graph.update({watermark_key: taken | max}) %}
     {% endif %}

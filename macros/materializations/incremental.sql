@@ -4,10 +4,10 @@
     overwrite mode, a temporary view of the model's query, and a `describe extended` of the
     target (three with on_schema_change). Here:
       - insert_overwrite is one statement, `insert overwrite ... by name` from the model's query
-        (Spark matches the columns by name: no describe for the column list). The dynamic
-        partition overwrite mode is set by the profile where this project starts Spark
-        (profiles.yml, spark_sql), else once per model as dbt-spark does
-        (cdc_partition_overwrite_is_dynamic asks once per invocation);
+        (Spark matches the columns by name: no describe for the column list), with the dynamic
+        partition overwrite mode as the statement's option (WITH ('partitionOverwriteMode' =
+        'dynamic'): only the partitions its rows fall in are replaced, whatever the session's
+        mode, where dbt-spark sends a `set` of it before each model);
       - merge reads the model's query as a subquery, not a temporary view;
       - a model with config cdc_record_kinds (a list of int_cdc_records' record kinds) sends
         nothing when the run's new batches hold no record of those kinds
@@ -50,12 +50,6 @@
         {{ return({'relations': [target_relation]}) }}
     {%- endif -%}
 
-    {%- if strategy == 'insert_overwrite' and partition_by and not cdc_partition_overwrite_is_dynamic() -%}
-        {%- call statement() -%}
-            set spark.sql.sources.partitionOverwriteMode = DYNAMIC
-        {%- endcall -%}
-    {%- endif -%}
-
     {{ run_hooks(pre_hooks) }}
 
     {%- if on_schema_change == 'fail' -%}
@@ -65,7 +59,7 @@
     {%- call statement('main') -%}
         {%- if strategy == 'insert_overwrite' %}
             insert overwrite table {{ target_relation }}
-            {%- if partition_by %} partition ({{ partition_by | join(', ') }}){% endif %} by name
+            {%- if partition_by %} with ('partitionOverwriteMode' = 'dynamic') partition ({{ partition_by | join(', ') }}){% endif %} by name
             select * from (
                 {{ compiled_code }}
             ) as cdc_model_rows

@@ -240,7 +240,8 @@ def results_attached_to(results: dict[str, object], attached: str) -> list[objec
 def test_a_build_sends_nothing_for_what_it_did_not_write(project, tmp_path: Path) -> None:
     """A build writes nothing to a model its new batches give nothing (cdc_heartbeats without a
     heartbeat, int_cdc_key_changes without a key change to carry) and sends no query for the data
-    tests of what it did not write; what it wrote is tested."""
+    tests of what it did not write; what it wrote is tested. Its insert overwrites replace only
+    the partitions they write, whatever the session's partition overwrite mode."""
     changes = Scenario(
         seed=7, tables=2, keys=12, events=120, ddl_every=0, heartbeat_every=0, transaction_markers=False
     ).generate()
@@ -249,7 +250,15 @@ def test_a_build_sends_nothing_for_what_it_did_not_write(project, tmp_path: Path
     project.land("dataworks_json", first)
     project.dbt("build", *skip, "--exclude-resource-type", "test")
     project.land("dataworks_json", second)
-    built = {node.node.unique_id: node for node in project.dbt("build", *skip).result}
+    # in a session whose partition overwrite mode is static (a server someone else started), each
+    # insert overwrite still replaces only its partitions: it says dynamic itself
+    project.query("set spark.sql.sources.partitionOverwriteMode = STATIC")
+    try:
+        built = {node.node.unique_id: node for node in project.dbt("build", *skip).result}
+    finally:
+        project.query("set spark.sql.sources.partitionOverwriteMode = DYNAMIC")
+    for table in ("raw_cdc_messages", "int_cdc_records", "cdc_events", "cdc_load_batches"):
+        assert project.query(f"select count(distinct load_batch_id) from {{schema}}.{table}") == [(2,)], table
 
     assert built["model.cdc.cdc_heartbeats"].message == "NO NEW HEARTBEAT RECORDS"
     assert built["model.cdc.int_cdc_key_changes"].message == "NOTHING NEW"

@@ -26,13 +26,7 @@
         {%- do table_ids.append(spec.table_id) -%}
     {%- endif -%}
 {%- endfor -%}
-{%- set seen_through = {} -%}
-{%- if is_incremental() and execute -%}
-    {%- for row in run_query(
-        'select table_id, max(seen_through_batch_id) from ' ~ this ~ ' group by table_id').rows -%}
-        {%- do seen_through.update({row[0]: row[1] | int}) -%}
-    {%- endfor -%}
-{%- endif -%}
+{%- set seen_through = cdc_typed_columns_seen_through() if is_incremental() and execute else {} -%}
 {#- per configured table: the batches it has not been read for (above its watermark; every batch
     for a table new to the var) and its watermark, when it has one -#}
 {%- set unread = [] -%}
