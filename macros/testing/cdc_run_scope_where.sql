@@ -56,30 +56,35 @@
         {%- endset -%}
         {%- set where = where | replace('__cdc_run_keys__', 'true' if every_row else in_keys) -%}
     {%- endif -%}
-    {%- set in_messages = 'message_id in (select message_id from ' ~ relation ~ ' where ' ~ in_batches ~ ')' -%}
-    {%- set where = where
-        | replace('__cdc_run_wrote__', 'true')
-        | replace('__cdc_run_whole__', 'true' if every_row else 'false')
-        | replace('__cdc_run_batches__', in_batches)
-        | replace('__cdc_run_messages__', 'true' if every_row else in_messages) -%}
-    {#- a test whose meta names a sequence column (cdc_run_from) checks, of those rows, the ones at or
-        after the first position the build's new batches hold (or with none): a build writes no
-        change before it, and a literal bound lets Delta skip the files of older rows -#}
     {#- a test whose meta names a message id column (cdc_run_message_range) checks, of those rows,
         the ones whose id lies between the least and greatest of the run's batches (or is null):
         every row of the run's batches, or sharing an id with them, does, and a literal range lets
-        Delta skip the files of other messages (a scan of every landed id otherwise) -#}
+        Delta skip the files of other messages (a scan of every landed id otherwise). The range
+        then stands for __cdc_run_messages__ too: no second scan of the table for the run's ids -#}
+    {%- set message_range = none -%}
     {%- set range_column = (config.get('meta') or {}).get('cdc_run_message_range') -%}
     {%- if range_column and flags.WHICH == 'build' and not every_row -%}
         {%- set run_batches = cdc_run_batches() or [] -%}
         {%- set ranges = cdc_landed_partitions() | selectattr('load_batch_id', 'in', run_batches) | list -%}
         {%- if ranges and not (ranges | selectattr('first_message_id', 'none') | list) -%}
             {%- set column = cdc_quote_identifier(range_column) -%}
-            {%- set where = '(' ~ column ~ ' between ' ~ cdc_string_literal(ranges | map(attribute='first_message_id') | min)
+            {%- set message_range = '(' ~ column ~ ' between ' ~ cdc_string_literal(ranges | map(attribute='first_message_id') | min)
                 ~ ' and ' ~ cdc_string_literal(ranges | map(attribute='last_message_id') | max) ~ ' or '
-                ~ column ~ ' is null) and (' ~ where ~ ')' -%}
+                ~ column ~ ' is null)' -%}
         {%- endif -%}
     {%- endif -%}
+    {%- set in_messages = 'message_id in (select message_id from ' ~ relation ~ ' where ' ~ in_batches ~ ')' -%}
+    {%- set where = where
+        | replace('__cdc_run_wrote__', 'true')
+        | replace('__cdc_run_whole__', 'true' if every_row else 'false')
+        | replace('__cdc_run_batches__', in_batches)
+        | replace('__cdc_run_messages__', 'true' if every_row or message_range else in_messages) -%}
+    {%- if message_range -%}
+        {%- set where = message_range ~ ' and (' ~ where ~ ')' -%}
+    {%- endif -%}
+    {#- a test whose meta names a sequence column (cdc_run_from) checks, of those rows, the ones at or
+        after the first position the build's new batches hold (or with none): a build writes no
+        change before it, and a literal bound lets Delta skip the files of older rows -#}
     {%- set from_column = (config.get('meta') or {}).get('cdc_run_from') -%}
     {%- if from_column and flags.WHICH == 'build' and not every_row -%}
         {%- set first = cdc_new_records_summary(cdc_batch_watermark()).first_sequence -%}

@@ -22,7 +22,8 @@
     hold, or null: what a build writes starts there (cdc_new_records_summary), and the literal
     bound lets Delta skip the files of older rows. Likewise `cdc_run_message_range: message_id`
     keeps the rows whose id lies between the least and greatest of the run's batches (for a
-    where of __cdc_run_messages__ and __cdc_run_batches__ only, whose rows all do).
+    where of __cdc_run_messages__ and __cdc_run_batches__ only, whose rows all do), and stands
+    for __cdc_run_messages__ itself: the table is not read a second time for the run's ids.
     The run's batches are, in `dbt build`, those the build processes (none when nothing was
     landed since the last run: its models wrote nothing, so its tests check nothing); in
     `dbt test`, those above the watermark or, when there are none, those of the last
