@@ -4,9 +4,19 @@
     what one run touches (cdc_touched_keys_query), or carrying rows over (cdc_history), takes one
     join round per link. The table is small: one narrow query per link, and one in all when no
     two key changes share a key. Raises, naming var cdc_key_change_chain_limit, past that many
-    links. 1 when nothing has landed (compiled for lint or docs).
+    links. 1 when nothing has landed (compiled for lint or docs). Counted once an invocation:
+    every node that asks runs after int_cdc_key_changes is built (each query that follows the
+    touched keys asks, five in an incremental cdc_history run).
 #}
 {% macro cdc_key_change_rounds() %}
+    {% set known = cdc_invocation_state('cdc_key_change_rounds', {}) %}
+    {% if 'links' not in known %}
+        {% do known.update({'links': cdc_key_change_links()}) %}
+    {% endif %}
+    {{ return(known.links) }}
+{% endmacro %}
+
+{% macro cdc_key_change_links() %}
     {% set limit = cdc_key_change_chain_limit() %}
     {% if not cdc_landed_partitions() %}
         {{ return(1) }}

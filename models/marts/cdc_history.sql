@@ -187,21 +187,31 @@
 
     {% if plan.incremental %}
         -- what the MERGE does with each row (cdc_history_merge_sql): the versions replayed, and
-        -- the stored ones the replay no longer has (deleted)
+        -- the stored ones the replay no longer has (deleted). Both sides in one pass, so that the
+        -- replay is planned and run once (an anti join with it read `replayed` twice: the suite's
+        -- key-change rounds merged in 53 s against 32 s)
         select
-            replayed.*,
-            'upsert' as merge_action
-        from replayed
-        union all
-        select
-            recomputed_versions.*,
-            'delete' as merge_action
-        from recomputed_versions
-        left anti join replayed
-            on
-                recomputed_versions.table_id = replayed.table_id
-                and recomputed_versions.key_json = replayed.key_json
-                and recomputed_versions.version_number = replayed.version_number
+            {{ history_columns | join(', ') }},
+            merge_action
+        from (
+            select
+                *,
+                max(merge_action = 'upsert') over (
+                    partition by table_id, key_json, version_number
+                ) as is_replayed
+            from (
+                select
+                    replayed.*,
+                    'upsert' as merge_action
+                from replayed
+                union all
+                select
+                    recomputed_versions.*,
+                    'delete' as merge_action
+                from recomputed_versions
+            ) as replayed_and_stored
+        ) as compared
+        where merge_action = 'upsert' or not is_replayed
     {% elif is_incremental() %}
         -- the table exists but no build completed (the pre-hook emptied it): the MERGE fills it
         select

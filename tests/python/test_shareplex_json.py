@@ -174,6 +174,26 @@ def test_key_changes_carry_the_row_over(shared: ScenarioView, project, tmp_path:
             project.land(source_format, *paths)
     project.build("--vars", "{cdc_key_change_chain_limit: 2}", tests=False)
     assert project.history() == history
+    # a next link in a later run (key 3 becomes 4): the incremental run follows the chain to the old
+    # key's row, and counts the chain once (each link's query sent once, not by every query that asks)
+    rekey_3_4 = message("upd", 500, "3.5.1", 1, {"ID": "4"}, {"ID": "3"}, rowid="R1", table=REKEYED)
+    project.land("shareplex_json", write_jsonl(tmp_path / "load3.jsonl", [rekey_3_4]))
+    sent: list[str] = []
+    project.dbt(
+        "build",
+        *("--vars", "{cdc_key_change_chain_limit: 3}", "--exclude", "path:models/marts/typed"),
+        *("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"),
+        callbacks=[lambda event: sent.append(event.info.msg) if event.info.name == "SQLQuery" else None],
+    )
+    link_queries = [sql for sql in sent if "with key_change_ends as" in sql]
+    assert link_queries and len(link_queries) == len(set(link_queries)), link_queries
+    p500, k4 = position(500, "3.5.1"), '{"ID":"4"}'
+    assert [version for version in project.history() if version[1] in (k3, k4)] == [
+        *history[4:5],
+        (REKEYED, k3, 2, at(400), at(500), False, False, "update", row("3", "b", "7"), p400, p500),
+        (REKEYED, k3, 3, at(500), None, True, True, "delete", row("3", "b", "7"), p500, None),
+        (REKEYED, k4, 1, at(500), None, True, False, "insert", row("4", "b", "7"), p500, None),
+    ]
     # a longer chain than the limit fails the run and says what to raise, rather than lose the row
     failed = project.dbt(
         "run", "--select", "cdc_history", "--full-refresh", "--vars", "{cdc_key_change_chain_limit: 1}", check=False
