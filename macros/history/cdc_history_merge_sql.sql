@@ -8,14 +8,14 @@
     the images are compared by a hash of their JSON), so an increment writes only the versions
     it opens, closes or changes; with deletion vectors the rows it replaces are marked, not
     rewritten with their files. The match reads only the partitions the run's plan noted
-    (cdc_history_note_merge_scope, kept in the invocation's graph): the current versions of the
+    (cdc_history_note_merge_scope, kept in the invocation's state): the current versions of the
     touched key buckets and the closed partitions a late change reaches. A table whose current
     versions are bucketed by another var cdc_key_buckets stops the run before it merges
     (cdc_history_check_key_buckets).
 #}
 {% macro cdc_history_merge_sql(target, source) %}
-    {% set noted = graph.get(cdc_history_merge_scope_key()) %}
-    {% if noted is none %}
+    {% set noted = cdc_invocation_state('cdc_history_merge_scope', {}) %}
+    {% if 'current_buckets' not in noted %}
         {{ exceptions.raise_compiler_error(
             'cdc_history_merge_sql: no merge scope was noted in this invocation (cdc_history_note_merge_scope '
             ~ 'runs while cdc_history compiles as an incremental run); got none for ' ~ target) }}

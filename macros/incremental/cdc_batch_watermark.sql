@@ -4,8 +4,8 @@
     batches above it, so a run that failed or was killed is simply redone. -1 (take
     everything) on a full refresh or before cdc_load_batches exists.
 
-    Read once per dbt invocation, when it first asks, and kept in its `graph` (one object
-    per invocation, shared by its nodes): every incremental model and the history's plan
+    Read once per dbt invocation, when it first asks, and kept in its state
+    (cdc_invocation_state 'cdc_batch_watermark', shared by its nodes): every incremental model and the history's plan
     ask (ten queries of the ledger a build, each paying Delta's snapshot and file listing),
     and they all run before cdc_load_batches records the build's batches. The data tests
     that run after it in a `dbt build` need the watermark the build started at, which is
@@ -16,21 +16,16 @@
     {% if not execute or flags.FULL_REFRESH %}
         {{ return(-1) }}
     {% endif %}
-    {% set memo_key = cdc_batch_watermark_key() %}
-    {% if memo_key not in graph %}
+    {% set known = cdc_invocation_state('cdc_batch_watermark', {}) %}
+    {% if 'watermark' not in known %}
         {% do cdc_landed_partitions() %}
     {% endif %}
-    {% if memo_key not in graph %}
+    {% if 'watermark' not in known %}
         {% set ledger = cdc_previous_run_relation('cdc_load_batches') %}
         {% set watermark = -1 if ledger is none else cdc_integer_list('select ' ~ cdc_batch_watermark_sql(ledger))[0] %}
-        {% do graph.update({memo_key: watermark}) %}
+        {% do known.update({'watermark': watermark}) %}
     {% endif %}
-    {{ return(graph[memo_key]) }}
-{% endmacro %}
-
-{# The key under which cdc_batch_watermark keeps the invocation's watermark in its graph. #}
-{% macro cdc_batch_watermark_key() %}
-    {{ return('cdc_batch_watermark ' ~ invocation_id) }}
+    {{ return(known.watermark) }}
 {% endmacro %}
 
 {# The watermark as a scalar SQL expression over the ledger relation `ledger`: its newest batch, -1 when empty. #}

@@ -7,8 +7,8 @@
                           cdc_events' bound on earlier batches (cdc_events_rework_batches)
       truncates           table-wide truncates (cdc_touched_keys_query)
       partial_key_changes records of key changes with a partial after image (int_cdc_key_changes)
-    Read once per dbt invocation and kept in its `graph`, when a model downstream of
-    int_cdc_records (or a data test of one) first asks: in a `dbt build` that is after
+    Read once per dbt invocation and kept in its state (cdc_invocation_state), when a model
+    downstream of int_cdc_records (or a data test of one) first asks: in a `dbt build` that is after
     int_cdc_records has stored the new batches. An empty summary (no query) when the run takes
     no batch. The data tests of a model with config cdc_record_kinds check nothing when it holds
     none of those kinds (cdc_run_scope_where): the model wrote nothing.
@@ -22,8 +22,8 @@
     {%- if not execute -%}
         {{ return(summary) }}
     {%- endif -%}
-    {%- set memo_key = 'cdc_new_records_summary ' ~ invocation_id -%}
-    {%- if memo_key not in graph -%}
+    {%- set known = cdc_invocation_state('cdc_new_records_summary', {}) -%}
+    {%- if 'summary' not in known -%}
         {%- set new_batches = cdc_new_batches(watermark) -%}
         {%- if new_batches != 'false' -%}
             {#- not ref(): data tests ask too (cdc_run_scope_where), and dbt resolves a test's refs
@@ -43,7 +43,7 @@
                     'partial_key_changes': summary.partial_key_changes + row[4] | int}) -%}
             {%- endfor -%}
         {%- endif -%}
-        {%- do graph.update({memo_key: summary}) -%}
+        {%- do known.update({'summary': summary}) -%}
     {%- endif -%}
-    {{ return(graph[memo_key]) }}
+    {{ return(known.summary) }}
 {% endmacro %}

@@ -5,7 +5,7 @@
     partitions (a run reads its new batches' files, not every landed file: Delta's SHOW
     PARTITIONS reads them all, ~1 s a call at 2M messages and growing with the table); at or
     below it, from the ledger cdc_load_batches, which holds every batch a run took. Read once
-    per dbt invocation and kept in its `graph` (one object per invocation, shared by its nodes),
+    per dbt invocation and kept in its state (cdc_invocation_state, shared by its nodes),
     as the watermark is (cdc_batch_watermark): a build asks a dozen times (its models' plans,
     its data tests' scope), and each query pays Delta's snapshot and file listing; one build
     sees one landing.
@@ -21,19 +21,19 @@
     {% if adapter.get_relation(database=landing.database, schema=landing.schema, identifier=landing.identifier) is none %}
         {{ return([]) }}
     {% endif %}
-    {% set memo_key = 'cdc_landed_partitions ' ~ invocation_id %}
-    {% if memo_key in graph %}
-        {{ return(graph[memo_key]) }}
+    {% set known = cdc_invocation_state('cdc_landed_partitions', {}) %}
+    {% if 'partitions' in known %}
+        {{ return(known.partitions) }}
     {% endif %}
-    {% set watermark_key = cdc_batch_watermark_key() %}
+    {% set known_watermark = cdc_invocation_state('cdc_batch_watermark', {}) %}
     {% set incremental = execute and not flags.FULL_REFRESH %}
     {% set ledger = cdc_previous_run_relation('cdc_load_batches') if incremental else none %}
     {% set typed_columns = cdc_previous_run_relation('cdc_typed_columns')
         if incremental and var('cdc_typed_tables', none) else none %}
     {% if ledger is none %}
         {% set watermark = -1 %}
-    {% elif watermark_key in graph %}
-        {% set watermark = graph[watermark_key] %}
+    {% elif 'watermark' in known_watermark %}
+        {% set watermark = known_watermark.watermark %}
     {% else %}
         {% set watermark = cdc_batch_watermark_sql(ledger) %}
     {% endif %}
@@ -85,11 +85,11 @@
         {% if row['fact'] == 'taken' %}{% do taken.append(row['load_batch_id'] | int) %}{% endif %}
     {% endfor %}
     {% if typed_columns is not none %}
-        {% do graph.update({cdc_typed_columns_seen_through_key(): typed_seen_through}) %}
+        {% do cdc_invocation_state('cdc_typed_columns_seen_through', {}).update({'tables': typed_seen_through}) %}
     {% endif %}
-    {% if incremental and watermark_key not in graph %}
-        {% do graph.update({watermark_key: taken | max}) %}
+    {% if incremental and 'watermark' not in known_watermark %}
+        {% do known_watermark.update({'watermark': taken | max}) %}
     {% endif %}
-    {% do graph.update({memo_key: partitions}) %}
+    {% do known.update({'partitions': partitions}) %}
     {{ return(partitions) }}
 {% endmacro %}

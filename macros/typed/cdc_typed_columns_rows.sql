@@ -2,7 +2,7 @@
     The rows of `columns_relation` (cdc_typed_columns) for source table `table_id`: lists of
     source_column, source_format, declared_type, value_type, first_sequence, last_sequence.
     One query per dbt invocation reads them for every table of var cdc_typed_tables, kept in
-    its `graph`: a typed model no longer costs a query of its own. The typed models run after
+    its state (cdc_invocation_state): a typed model no longer costs a query of its own. The typed models run after
     cdc_typed_columns (they ref it), so the rows are those this build wrote.
 #}
 {% macro cdc_typed_columns_rows(columns_relation, table_id) %}
@@ -10,7 +10,6 @@
     {%- if table_id is not string or not table_id -%}
         {{ cdc_argument_error('cdc_typed_columns_rows', 'table_id', 'a table_id (string)', table_id) }}
     {%- endif -%}
-    {%- set memo_key = 'cdc_typed_columns_rows ' ~ invocation_id -%}
     {%- set table_ids = [] -%}
     {%- for spec in (var('cdc_typed_tables', none) or {}).values() if spec.table_id is defined and spec.table_id -%}
         {%- do table_ids.append(spec.table_id) -%}
@@ -18,9 +17,8 @@
     {%- if table_id not in table_ids -%}
         {%- do table_ids.append(table_id) -%}
     {%- endif -%}
-    {%- set memo = graph.get(memo_key) -%}
-    {%- if memo is none or table_id not in memo -%}
-        {%- set memo = {} -%}
+    {%- set memo = cdc_invocation_state('cdc_typed_columns_rows', {}) -%}
+    {%- if table_id not in memo -%}
         {%- for name in table_ids -%}
             {%- do memo.update({name: []}) -%}
         {%- endfor -%}
@@ -34,7 +32,6 @@
         {%- for row in result.rows -%}
             {%- do memo[row[0]].append(row.values()[1:]) -%}
         {%- endfor -%}
-        {%- do graph.update({memo_key: memo}) -%}
     {%- endif -%}
-    {{ return(graph[memo_key][table_id]) }}
+    {{ return(memo[table_id]) }}
 {% endmacro %}

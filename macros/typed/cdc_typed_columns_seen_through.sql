@@ -1,15 +1,16 @@
 {#
     Each typed table's watermark in cdc_typed_columns as this invocation found it stored:
     {table_id: the newest landing batch read for it}; a table absent has not been read. Read by
-    the invocation's first query of what is stored (cdc_landed_partitions), else here in one
-    query of its own (nothing landed yet, or a full refresh).
+    the invocation's first query of what is stored (cdc_landed_partitions, which fills this
+    invocation's state 'cdc_typed_columns_seen_through'), else here in one query of its own
+    (nothing landed yet, or a full refresh).
 #}
 {% macro cdc_typed_columns_seen_through() %}
-    {%- set key = cdc_typed_columns_seen_through_key() -%}
-    {%- if key not in graph -%}
+    {%- set known = cdc_invocation_state('cdc_typed_columns_seen_through', {}) -%}
+    {%- if 'tables' not in known -%}
         {%- do cdc_landed_partitions() -%}
     {%- endif -%}
-    {%- if key not in graph -%}
+    {%- if 'tables' not in known -%}
         {%- set seen_through = {} -%}
         {%- set stored = cdc_previous_run_relation('cdc_typed_columns') -%}
         {%- if stored is not none -%}
@@ -18,12 +19,7 @@
                 {%- do seen_through.update({row[0]: row[1] | int}) -%}
             {%- endfor -%}
         {%- endif -%}
-        {%- do graph.update({key: seen_through}) -%}
+        {%- do known.update({'tables': seen_through}) -%}
     {%- endif -%}
-    {{ return(graph[key]) }}
-{% endmacro %}
-
-{# The key under which this invocation's graph keeps cdc_typed_columns_seen_through. #}
-{% macro cdc_typed_columns_seen_through_key() %}
-    {{ return('cdc_typed_columns_seen_through ' ~ invocation_id) }}
+    {{ return(known.tables) }}
 {% endmacro %}
