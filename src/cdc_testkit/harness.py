@@ -70,7 +70,14 @@ class Project:
             assert result.success, f"dbt {' '.join(args)} failed: {result.exception or result.result}"
         return result
 
-    def build(self, *args: str, tests: bool = True, unit_tests: bool = False, typed_tables: bool = False) -> None:
+    def build(
+        self,
+        *args: str,
+        tests: bool = True,
+        unit_tests: bool = False,
+        typed_tables: bool = False,
+        callbacks: list | None = None,
+    ) -> None:
         """dbt build of seeds, models and data tests; tests=False leaves the data tests out (they
         run once, at the end of a scenario, then over whole tables: by default they check only
         the latest run, see var cdc_test_scope). The unit tests do not depend on landed data: they
@@ -78,14 +85,14 @@ class Project:
         The typed tables (models/marts/typed) read only the table they are configured for: the
         demo and test_typed_tables build them, other scenarios only where typed_tables=True asks
         (5 of a small build's 34 nodes). The seeds load in the project's first build only (the
-        seed materialization leaves an unchanged seed as it is)."""
+        seed materialization leaves an unchanged seed as it is). `callbacks` as dbt() takes them."""
         skip = [] if tests else ["--exclude-resource-type", "test"]
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
         skip += [] if typed_tables else ["--exclude", "path:models/marts/typed"]
         if tests and self.untested_builds:
             args = with_vars(args, cdc_test_scope="all")
         self.untested_builds = not tests
-        self.dbt("build", *args, *skip)
+        self.dbt("build", *args, *skip, callbacks=callbacks)
 
     def query(self, sql: str) -> list[tuple]:
         self.activate()

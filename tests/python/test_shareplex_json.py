@@ -179,10 +179,10 @@ def test_key_changes_carry_the_row_over(shared: ScenarioView, project, tmp_path:
     rekey_3_4 = message("upd", 500, "3.5.1", 1, {"ID": "4"}, {"ID": "3"}, rowid="R1", table=REKEYED)
     project.land("shareplex_json", write_jsonl(tmp_path / "load3.jsonl", [rekey_3_4]))
     sent: list[str] = []
-    project.dbt(
-        "build",
-        *("--vars", "{cdc_key_change_chain_limit: 3}", "--exclude", "path:models/marts/typed"),
-        *("--exclude-resource-type", "test", "--exclude-resource-type", "unit_test"),
+    project.build(
+        "--vars",
+        "{cdc_key_change_chain_limit: 3}",
+        tests=False,
         callbacks=[lambda event: sent.append(event.info.msg) if event.info.name == "SQLQuery" else None],
     )
     link_queries = [sql for sql in sent if "with key_change_ends as" in sql]
