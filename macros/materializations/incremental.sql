@@ -14,9 +14,9 @@
         (cdc_new_records_summary, one query a build for every model that asks), as
         dbt-databricks' skip_merge_on_empty_source skips a MERGE of nothing; nor does a model
         that noted, compiling, that its query is empty (cdc_models_writing_nothing);
-      - on_schema_change 'fail' compares the query's columns with the target's in one
-        `describe query` of both, which plans them and reads no data (cdc_check_query_columns):
-        one metadata statement, where dbt-spark's check creates a view and describes it and the target.
+      - on_schema_change 'fail' compares the query's columns with the target's inside the
+        statement that writes (cdc_checked_query): no statement of its own, where dbt-spark's
+        check creates a view and describes it and the target.
     Other strategies and options (append, microbatch, python models, schema changes other than
     ignore and fail) are dbt-spark's materialization's.
 #}
@@ -52,20 +52,19 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {%- if on_schema_change == 'fail' -%}
-        {%- do cdc_check_query_columns(target_relation, compiled_code) -%}
-    {%- endif -%}
+    {#- on_schema_change 'fail': the check is part of the statement that writes -#}
+    {%- set query = cdc_checked_query(target_relation, compiled_code) if on_schema_change == 'fail' else compiled_code -%}
 
     {%- call statement('main') -%}
         {%- if strategy == 'insert_overwrite' %}
             insert overwrite table {{ target_relation }}
             {%- if partition_by %} with ('partitionOverwriteMode' = 'dynamic') partition ({{ partition_by | join(', ') }}){% endif %} by name
             select * from (
-                {{ compiled_code }}
-            ) as cdc_model_rows
+                {{ query }}
+            ) as cdc_written_rows
         {%- else -%}
             {{ dbt_spark_get_incremental_sql(
-                strategy, '(\n' ~ compiled_code ~ '\n)', target_relation, existing_relation,
+                strategy, '(\n' ~ query ~ '\n)', target_relation, existing_relation,
                 config.get('unique_key', none),
                 config.get('predicates', none) or config.get('incremental_predicates', none)) }}
         {%- endif -%}

@@ -177,7 +177,8 @@ def test_an_unchanged_view_is_left_and_an_incremental_table_is_checked_against_i
     """The project's view and incremental materializations (macros/materializations/): a run leaves a
     view whose query is unchanged as it is (no statement, no new view), and creates again one whose
     stored fingerprint differs; an incremental model (on_schema_change fail) whose table no longer has
-    the columns of its query stops, naming the column, before it writes."""
+    the columns of its query (one more, one of another type) stops, naming the column, before it
+    writes; the same columns in another order are written by name."""
     view = "{schema}.cdc_kafka_gaps"
 
     def run_view(*args: str) -> list[str]:
@@ -199,6 +200,25 @@ def test_an_unchanged_view_is_left_and_an_incremental_table_is_checked_against_i
     (failed,) = [node for node in result.result if node.node.name == "int_cdc_records"]
     assert "added_by_hand: string in the table, absent in the query" in failed.message
     assert "--full-refresh" in failed.message
+
+    # a stored column of another type (as an older version's hex text): stopped, the column named
+    stored = "{schema}.int_cdc_records"
+    rebuilt = f"create or replace table {stored} using delta partitioned by (load_batch_id) as select * except"
+    hex_text = "hex(record_fingerprint) as record_fingerprint"
+    project.query(f"{rebuilt} (added_by_hand, record_fingerprint), {hex_text} from {stored}")
+    commits = len(project.query(f"describe history {stored}"))
+    result = project.dbt(*records, check=False)
+    (failed,) = [node for node in result.result if node.node.name == "int_cdc_records"]
+    assert not result.success
+    assert "record_fingerprint: string in the table, binary in the query" in failed.message
+    assert len(project.query(f"describe history {stored}")) == commits, "nothing is written before the check"
+    # the same columns in another order are no difference: written by name
+    project.query(f"{rebuilt} (record_fingerprint), unhex(record_fingerprint) as record_fingerprint from {stored}")
+    assert project.dbt(*records).success
+    ((records_stored, fingerprints),) = project.query(
+        f"select count(*), count_if(length(record_fingerprint) = 16) from {stored}"
+    )
+    assert records_stored > 0 and fingerprints == records_stored
 
 
 def test_a_history_stored_by_other_key_buckets_stops_an_incremental_build(project) -> None:
