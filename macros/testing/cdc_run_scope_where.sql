@@ -46,15 +46,39 @@
         {#- not ref(): dbt resolves a test's refs before its `where`; the tested models are
             downstream of int_cdc_records, so it is built before them -#}
         {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
-        {%- set in_keys -%}
-            ((table_id, key_json) in (
-                select table_id, key_json from {{ records }} where {{ in_batches }} and key_json is not null
-            )
-            or table_id in (
-                select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
-            ))
-        {%- endset -%}
-        {%- set where = where | replace('__cdc_run_keys__', 'true' if every_row else in_keys) -%}
+        {#- a typed table's model (config meta cdc_typed_table, set by cdc_typed_history) holds one
+            source table and no table_id column: the run's keys of that table, none in a build
+            whose new batches hold no record of it (cdc_new_records_summary: no query) -#}
+        {%- set typed_table = (tested.config.meta or {}).get('cdc_typed_table') if tested is defined else none -%}
+        {%- set typed_spec = (var('cdc_typed_tables', none) or {}).get(typed_table) if typed_table else none -%}
+        {%- set summary = cdc_new_records_summary(cdc_batch_watermark())
+            if typed_spec and flags.WHICH == 'build' and not every_row else none -%}
+        {%- if every_row or (summary and typed_spec.table_id in summary.truncated_tables) -%}
+            {%- set in_keys = 'true' -%}
+        {%- elif summary and typed_spec.table_id not in summary.tables -%}
+            {%- set in_keys = 'false' -%}
+        {%- elif typed_spec -%}
+            {%- set table_id = cdc_string_literal(typed_spec.table_id) -%}
+            {%- set in_keys -%}
+                (key_json in (
+                    select key_json from {{ records }}
+                    where {{ in_batches }} and table_id = {{ table_id }} and key_json is not null
+                )
+                or {{ table_id }} in (
+                    select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
+                ))
+            {%- endset -%}
+        {%- else -%}
+            {%- set in_keys -%}
+                ((table_id, key_json) in (
+                    select table_id, key_json from {{ records }} where {{ in_batches }} and key_json is not null
+                )
+                or table_id in (
+                    select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
+                ))
+            {%- endset -%}
+        {%- endif -%}
+        {%- set where = where | replace('__cdc_run_keys__', in_keys) -%}
     {%- endif -%}
     {#- a test whose meta names a message id column (cdc_run_message_range) checks, of those rows,
         the ones whose id lies between the least and greatest of the run's batches (or is null):

@@ -5,7 +5,9 @@
     test runs (dbt renders `where` with vars only, so macros cannot be called there):
       __cdc_run_batches__   rows of the run's landing batches (column load_batch_id)
       __cdc_run_keys__      every row of each key the run changes (table_id, key_json),
-                            every key of a table it truncates
+                            every key of a table it truncates; in a typed table's model (one
+                            source table, no table_id column), the keys of that table, none in a
+                            build whose new batches hold none of its records
       __cdc_run_messages__  every row sharing a message_id with the run's batches
       __cdc_run_wrote__     every row, unless the build wrote nothing to the model (it took no
                             batch, none held the record kinds of its config cdc_record_kinds,

@@ -7,6 +7,8 @@
     {%- if name is not string or not name | trim -%}
         {{ cdc_argument_error('cdc_typed_history', 'name', 'the name of a typed table in var cdc_typed_tables', name) }}
     {%- endif -%}
+    {#- which source table the model holds, for its data tests' scope (cdc_run_scope_where) -#}
+    {%- do config(meta={'cdc_typed_table': name}) -%}
     {{ return(adapter.dispatch('cdc_typed_history', 'cdc')(name)) }}
 {% endmacro %}
 

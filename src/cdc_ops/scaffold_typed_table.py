@@ -184,8 +184,16 @@ def write_models(
                 "column; see cdc_history for the meaning of the SCD2 columns."
             ),
             # one pass over the versions per build: unique versions, one current version per key
-            # (the typed key: its current table is unique on it), chains that do not overlap
-            "data_tests": [{"scd2_versions_are_valid": {"arguments": {"key_columns": key_names}}}],
+            # (the typed key: its current table is unique on it), chains that do not overlap; of
+            # the keys of this table the build changed (none when it changed none)
+            "data_tests": [
+                {
+                    "scd2_versions_are_valid": {
+                        "arguments": {"key_columns": key_names},
+                        "config": {"where": "__cdc_run_keys__"},
+                    }
+                }
+            ],
             "columns": column_entries(columns, SCD_HISTORY_COLUMNS, table_id),
         },
         {

@@ -24,7 +24,7 @@ from cdc_ops.scaffold_typed_table import TYPED_DIR, add_config_line, write_model
 from cdc_ops.scaffold_typed_table import main as scaffold
 from cdc_testkit.avro_files import write_dts_avro
 from cdc_testkit.encoders import canal_json, cdl_json, dataworks_json, debezium_json, dts_avro
-from cdc_testkit.harness import PROJECT_ROOT, write_jsonl
+from cdc_testkit.harness import NOT_SENT, PROJECT_ROOT, write_jsonl
 from cdc_testkit.scenario import Change
 
 
@@ -95,7 +95,7 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     assert (typed / "shop_orders_current.sql").read_text() == "{{ cdc_typed_current('shop_orders') }}\n"
     models = {m["name"]: m for m in yaml.safe_load((typed / "_typed__models.yml").read_text())["models"]}
     assert models["shop_orders_history"]["data_tests"] == [
-        {"scd2_versions_are_valid": {"arguments": {"key_columns": ["id"]}}}
+        {"scd2_versions_are_valid": {"arguments": {"key_columns": ["id"]}, "config": {"where": "__cdc_run_keys__"}}}
     ]
     assert models["shop_orders_current"]["data_tests"] == [
         {"unique_combination": {"arguments": {"columns": ["id"]}, "config": {"where": "__cdc_run_whole__"}}}
@@ -117,6 +117,9 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
         "hostile_current",
         "--target-path",
         str(tmp_path / "target"),
+        # the whole typed tables checked, not only the keys of the last build (none: no batch is new)
+        "--vars",
+        "{cdc_test_scope: all}",
         project_dir=copy,
         callbacks=[lambda event: logged.append(event.info.msg)],
     )
@@ -159,6 +162,28 @@ def test_scaffold_typed_table_from_landed_rows(project, tmp_path: Path) -> None:
     catalog = (tmp_path / "target" / "catalog.json").read_text()
     assert "a column name was rendered" in catalog  # documented as it is
     assert "a table name was rendered" in (tmp_path / "target" / "manifest.json").read_text()
+
+    # a build whose new batch changes shop.orders only: its history's test checks the keys the
+    # build changed (a query), the hostile table's and the project's sample's send none
+    later = first | {"amount": 3.25, "note; drop": "added"}
+    project.land(
+        "dataworks_json",
+        write_jsonl(tmp_path / "later.jsonl", dataworks_json(change("update", 6, later, later | {"amount": 4.0}))),
+    )
+    result = project.dbt(
+        "build", "--exclude-resource-type", "unit_test", "--target-path", str(tmp_path / "target"), project_dir=copy
+    )
+    typed_histories = ("shop_orders_history", "hostile_history", "oracle_sample_history")
+    history_tests = {
+        r.node.attached_node.split(".")[-1]: r
+        for r in result.result.results
+        if r.node.name.startswith("scd2_versions_are_valid") and r.node.attached_node.split(".")[-1] in typed_histories
+    }
+    assert {name: str(r.status) for name, r in history_tests.items()} == dict.fromkeys(typed_histories, "pass")
+    assert history_tests["shop_orders_history"].adapter_response.get("_message") != NOT_SENT
+    assert history_tests["hostile_history"].adapter_response.get("_message") == NOT_SENT
+    assert history_tests["oracle_sample_history"].adapter_response.get("_message") == NOT_SENT
+    assert project.query("select amount from {schema}.shop_orders_current where id = 1") == [(4.0,)]
 
 
 # --- typed tables follow the declared columns (#38) -----------------------------------------
