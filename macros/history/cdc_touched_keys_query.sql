@@ -24,7 +24,7 @@
     {#- the history's current versions are read only when the new batches hold a truncate (a scan
         of every current version otherwise spent on nothing: 1.6 s a run at 2M events) -#}
     {%- set truncating = history is not none and watermark >= 0
-        and cdc_new_records_summary(watermark).truncates > 0 -%}
+        and cdc_new_records_summary(watermark).truncated_tables | length > 0 -%}
     {#- join rounds along partial key changes; 0 on a first or full build, or with no format that has them -#}
     {%- set follows = history is not none and watermark >= 0 and cdc_partial_image_formats() -%}
     {%- set rounds = cdc_key_change_rounds() if follows else 0 -%}

@@ -5,11 +5,11 @@
       records_by_kind     {record_kind: records}; a kind absent has none
       first_sequence      the earliest sequence_key of a record with an op (none without one):
                           cdc_events' bound on earlier batches (cdc_events_rework_batches)
-      truncates           table-wide truncates (cdc_touched_keys_query)
       partial_key_changes records of key changes with a partial after image (int_cdc_key_changes)
       tables              the table_ids of the records, sorted (the data tests of a typed table's
                           models check nothing when its table has none: cdc_run_scope_where)
-      truncated_tables    the table_ids of table-wide truncates, sorted
+      truncated_tables    the table_ids of table-wide truncates, sorted (cdc_touched_keys_query,
+                          cdc_run_scope_where)
     Read once per dbt invocation and kept in its state (cdc_invocation_state), when a model
     downstream of int_cdc_records (or a data test of one) first asks: in a `dbt build` that is after
     int_cdc_records has stored the new batches. An empty summary (no query) when the run takes
@@ -20,7 +20,7 @@
     {%- if watermark is not number or watermark != watermark | int or watermark < 0 -%}
         {{ cdc_argument_error('cdc_new_records_summary', 'watermark', 'a whole number of at least 0 (cdc_batch_watermark of an incremental run)', watermark) }}
     {%- endif -%}
-    {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'truncates': 0, 'partial_key_changes': 0,
+    {%- set summary = {'records_by_kind': {}, 'first_sequence': none, 'partial_key_changes': 0,
         'tables': [], 'truncated_tables': []} -%}
     {#- not executing (parsed, compiled for docs): nothing is read, nor kept -#}
     {%- if not execute -%}
@@ -35,7 +35,6 @@
             {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
             {%- set rows = run_query(
                 'select record_kind, count(*), min(if(op is not null, sequence_key, null)), '
-                ~ "count_if(op = 'truncate' and key_json is null), "
                 ~ 'count_if(is_key_change and after_image_is_partial), to_json(collect_set(table_id)), '
                 ~ "to_json(collect_set(if(op = 'truncate' and key_json is null, table_id, null))) from " ~ records
                 ~ ' where ' ~ new_batches ~ ' group by record_kind').rows -%}
@@ -44,11 +43,10 @@
                 {%- if row[2] is not none and (summary.first_sequence is none or row[2] < summary.first_sequence) -%}
                     {%- do summary.update({'first_sequence': row[2]}) -%}
                 {%- endif -%}
-                {%- do summary.update({'truncates': summary.truncates + row[3] | int,
-                    'partial_key_changes': summary.partial_key_changes + row[4] | int}) -%}
+                {%- do summary.update({'partial_key_changes': summary.partial_key_changes + row[3] | int}) -%}
                 {#- as JSON text: every target's driver returns it alike -#}
-                {%- do summary.tables.extend(fromjson(row[5])) -%}
-                {%- do summary.truncated_tables.extend(fromjson(row[6])) -%}
+                {%- do summary.tables.extend(fromjson(row[4])) -%}
+                {%- do summary.truncated_tables.extend(fromjson(row[5])) -%}
             {%- endfor -%}
             {%- do summary.update({'tables': summary.tables | unique | sort | list,
                 'truncated_tables': summary.truncated_tables | unique | sort | list}) -%}

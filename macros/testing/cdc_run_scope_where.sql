@@ -57,23 +57,18 @@
             {%- set in_keys = 'true' -%}
         {%- elif summary and typed_spec.table_id not in summary.tables -%}
             {%- set in_keys = 'false' -%}
-        {%- elif typed_spec -%}
-            {%- set table_id = cdc_string_literal(typed_spec.table_id) -%}
+        {%- else -%}
+            {#- the relation's keys among the run's, and any table the run truncates; a typed
+                table's rows are all of its one table, named by a literal -#}
+            {%- set table_id = cdc_string_literal(typed_spec.table_id) if typed_spec else 'table_id' -%}
+            {%- set key_columns = 'key_json' if typed_spec else 'table_id, key_json' -%}
             {%- set in_keys -%}
-                (key_json in (
-                    select key_json from {{ records }}
-                    where {{ in_batches }} and table_id = {{ table_id }} and key_json is not null
+                ({{ key_columns if typed_spec else '(' ~ key_columns ~ ')' }} in (
+                    select {{ key_columns }} from {{ records }}
+                    where {{ in_batches }} and key_json is not null
+                    {%- if typed_spec %} and table_id = {{ table_id }}{% endif %}
                 )
                 or {{ table_id }} in (
-                    select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
-                ))
-            {%- endset -%}
-        {%- else -%}
-            {%- set in_keys -%}
-                ((table_id, key_json) in (
-                    select table_id, key_json from {{ records }} where {{ in_batches }} and key_json is not null
-                )
-                or table_id in (
                     select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
                 ))
             {%- endset -%}
