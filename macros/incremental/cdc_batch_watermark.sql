@@ -7,10 +7,9 @@
     Read once per dbt invocation, when it first asks, and kept in its state
     (cdc_invocation_state 'cdc_batch_watermark', shared by its nodes): every incremental model
     and the history's plan ask (ten queries of the ledger a build, each paying Delta's snapshot
-    and file listing),
-    and they all run before cdc_load_batches records the build's batches. The data tests
-    that run after it in a `dbt build` need the watermark the build started at, which is
-    this one. Where the landing table exists, the query that reads its partitions
+    and file listing), and they all run before cdc_load_batches records the build's batches.
+    The data tests that run after it in a `dbt build` need the watermark the build started at,
+    which is this one. Where the landing table exists, the query that reads its partitions
     (cdc_landed_partitions, which every build reads too) reads the watermark with them.
 #}
 {% macro cdc_batch_watermark() %}
