@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from cdc_dbt_spark import runner
+from cdc_dbt_spark.connection import spark_conf
 from cdc_testkit.faults import LOADER, project_environment, query, run
 from cdc_testkit.harness import PROJECT_ROOT
 from cdc_testkit.oracle import assert_as_replayed
@@ -58,8 +59,10 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     built_batches = project.query(ledger)
     build = runner.Runner._dbt_build
     history_version = []
+    expression_codegen = []
 
     def duplicate_a_version_then_build(self, *selection: str) -> bool:
+        expression_codegen.append(os.environ.get(runner.EXPRESSION_CODEGEN_ENV))
         if selection[:1] == ("--exclude",):  # the second step: the first one's changes are visible
             assert_current_as_replayed(project, dataworks + debezium + elsewhere + later)
             history_version.extend(project.query("describe history {schema}.cdc_history limit 1")[0][:1])
@@ -72,6 +75,9 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     monkeypatch.setattr(runner.Runner, "_dbt_build", duplicate_a_version_then_build)
     assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 1
     assert history_version, "the build had no second step"
+    # a build of a few hundred messages interprets the expressions outside whole-stage code
+    assert expression_codegen == ["false", "false"]
+    assert runner.EXPRESSION_CODEGEN_ENV not in os.environ
     assert project.query(ledger) == built_batches
     monkeypatch.undo()
     project.query(f"restore table {{schema}}.cdc_history to version as of {history_version[0]}")
@@ -95,6 +101,31 @@ def test_once_lands_every_source_and_builds_every_batch_not_built(project, tmp_p
     assert runner.main([*sources, "--once", *BUILD_OPTIONS]) == 0
     assert "cycle 1: 0 messages landed, nothing to build" in caplog.text
     assert len(project.query("describe history {schema}.cdc_history")) == commits
+
+
+def test_a_build_of_few_messages_interprets_expressions_unless_the_environment_says(monkeypatch) -> None:
+    """cdc-run's choice (CDC_EXPRESSION_CODEGEN, for the build's dbt invocations only) and what
+    profiles.yml makes of it: Spark's code generation outside whole-stage code."""
+
+    def factory_mode() -> str:
+        return spark_conf("local")["spark.sql.codegen.factoryMode"]
+
+    for name in ("CDC_CODEGEN", runner.EXPRESSION_CODEGEN_ENV):
+        monkeypatch.delenv(name, raising=False)
+    assert factory_mode() == "FALLBACK"
+    with runner.expression_codegen(compiled=False):
+        assert factory_mode() == "NO_CODEGEN"
+    assert runner.EXPRESSION_CODEGEN_ENV not in os.environ
+    with runner.expression_codegen(compiled=True):
+        assert factory_mode() == "FALLBACK"
+    monkeypatch.setenv(runner.EXPRESSION_CODEGEN_ENV, "true")  # the user's choice stands
+    with runner.expression_codegen(compiled=False):
+        assert factory_mode() == "FALLBACK"
+    assert os.environ[runner.EXPRESSION_CODEGEN_ENV] == "true"
+    monkeypatch.delenv(runner.EXPRESSION_CODEGEN_ENV)
+    monkeypatch.setenv("CDC_CODEGEN", "false")  # no compiled code at all
+    with runner.expression_codegen(compiled=True):
+        assert factory_mode() == "NO_CODEGEN"
 
 
 def assert_current_as_replayed(project, changes: list) -> None:
