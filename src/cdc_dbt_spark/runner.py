@@ -81,8 +81,8 @@ SELECTING_OPTIONS = ("--select", "-s", "--models", "-m", "--selector", "--indire
 JAVA_OPTIONS_ENV = "CDC_DRIVER_JAVA_OPTIONS"
 # A build that takes at most this many landed messages runs with CDC_EXPRESSION_CODEGEN=false
 # (profiles.yml), unless the environment sets it: Spark then interprets the expressions it runs
-# outside whole-stage code, where it otherwise generates their code again in every task (Delta's
-# reads of each table's log among them), which costs more than it saves over so few rows. `--once`,
+# outside whole-stage code, whose code it otherwise generates again in every task (Delta's reads
+# of each table's log among them), which costs more than it saves over so few rows. `--once`,
 # 100k-event warehouse, alternated: 1,000 messages 116-150 s against 143-162 s (four pairs);
 # 10,000 messages 151 s against 154 s; a full build of 2M events takes 2.3x as long interpreted.
 SMALL_BUILD_MESSAGES = 2_000
