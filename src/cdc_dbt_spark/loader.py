@@ -18,9 +18,11 @@ master, with the target's `spark_conf`); the driver reads no file:
 2. The files are cut into landing batches on file boundaries (`--max-batch-messages`, counted
    from the files' lines or Avro records).
 3. Per batch, Spark tasks split the files into messages (`cdc_dbt_spark.tasks`: a file is read
-   block by block, in bounded memory) and append them to the landing table, a Delta Lake table,
-   in one commit: a batch is visible whole or not at all, and a load killed part-way leaves only
-   files no commit names (Delta's VACUUM removes them); the next load lands the rest.
+   block by block, in bounded memory; a batch of many messages from fewer files than cores is
+   spread over the cores, a file each, for the models' reads) and append them to the landing
+   table, a Delta Lake table, in one commit: a batch is visible whole or not at all, and a load
+   killed part-way leaves only files no commit names (Delta's VACUUM removes them); the next
+   load lands the rest.
 
 From Kafka topics (`--kafka-topic`), a load takes the records beyond the offsets the landing table
 holds, up to each partition's end when it starts (`cdc_dbt_spark.kafka`), in batches of at most
@@ -130,6 +132,10 @@ WRITE_CONF = (
     | {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 )
 PROGRESS_SECONDS = 5.0
+# A batch of at least this many messages that fewer tasks than cores split (one big file) is spread
+# over the cores before it is written, a file each: the models' reads of the batch then run in as
+# many tasks (int_cdc_records parses each message), where one file would be read by one task.
+SPREAD_MESSAGES = 10_000
 # a Kafka record's value that is not UTF-8 (a file's message says at which byte: cdc_dbt_spark.messages)
 INVALID_UTF8 = "invalid UTF-8 in the message (the bytes that are not are landed as U+FFFD)"
 # How long a loader waits for another loader that is creating the landing table at the same
@@ -384,17 +390,16 @@ def _write_batch(
         ],
         "file_no int, source_file string, source_file_sha256 string, id_prefix string",
     )
-    rows = (
-        spark.range(0, len(tasks), 1, len(tasks))
-        .mapInArrow(split, SPLIT_SCHEMA)
-        .join(F.broadcast(sources), "file_no")
-        .select(
-            F.concat("id_prefix", F.col("message_index").cast("string")).alias("message_id"),
-            *FILE_COLUMNS,
-            "message_text",
-            "loader_error",
-            *(F.lit(None).cast(kind).alias(name) for name, (kind, _) in KAFKA_COLUMNS.items()),
-        )
+    split_rows = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(split, SPLIT_SCHEMA)
+    cores = spark.sparkContext.defaultParallelism
+    if len(tasks) < cores and sum(source.estimated_messages for source in files) >= SPREAD_MESSAGES:
+        split_rows = split_rows.repartition(cores)
+    rows = split_rows.join(F.broadcast(sources), "file_no").select(
+        F.concat("id_prefix", F.col("message_index").cast("string")).alias("message_id"),
+        *FILE_COLUMNS,
+        "message_text",
+        "loader_error",
+        *(F.lit(None).cast(kind).alias(name) for name, (kind, _) in KAFKA_COLUMNS.items()),
     )
     return _append(spark, rows, location, batch_id, source_format, Progress(spark, what, messages))
 
