@@ -21,6 +21,7 @@ reason says which step failed, the error, and what would be needed.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import time
 import traceback
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +87,25 @@ _NO_MERGE = (
     "plus its catalog/extension conf), which only Maven distributes and this machine cannot reach; with such a "
     "jar, call run_anchor(..., jars=[...], spark_conf={{...}}, table_format=...). Server log: {log}"
 )
+
+
+def scd_types_accepted(create_auto_cdc_flow: Any) -> set[str] | None:
+    """The SCD types `create_auto_cdc_flow` declares it accepts (its `stored_as_scd_type` Literal, as
+    text); None when its signature does not say."""
+    parameter = inspect.signature(create_auto_cdc_flow).parameters.get("stored_as_scd_type")
+    if parameter is None or parameter.annotation is inspect.Parameter.empty:
+        return None
+    annotation = parameter.annotation
+    if isinstance(annotation, str):  # postponed annotations (from __future__ import annotations)
+        annotation = typing.get_type_hints(create_auto_cdc_flow)["stored_as_scd_type"]
+    pending, accepted = [annotation], set()
+    while pending:
+        kind = pending.pop()
+        if typing.get_origin(kind) is typing.Literal:
+            accepted |= {str(value) for value in typing.get_args(kind)}
+        else:
+            pending += typing.get_args(kind)
+    return accepted or None
 
 
 def _result(ran: bool, seconds: float | None, rows: int | None, reason: str) -> dict[str, Any]:
@@ -268,9 +289,19 @@ def run_anchor(
         return _result(False, None, None, f"events path {events_path} does not exist")
     try:
         import pyspark
-        from pyspark.pipelines import create_auto_cdc_flow  # noqa: F401 (checks the API exists)
+        from pyspark.pipelines import create_auto_cdc_flow
     except ImportError as error:
         return _result(False, None, None, f"pyspark.pipelines.create_auto_cdc_flow is not importable: {error}")
+    accepted = scd_types_accepted(create_auto_cdc_flow)
+    if accepted is not None and "2" not in accepted:
+        # known from the signature: no Spark Connect server is started to learn it
+        return _result(
+            False,
+            None,
+            None,
+            f"pyspark {pyspark.__version__}'s create_auto_cdc_flow accepts stored_as_scd_type "
+            f"{' or '.join(sorted(accepted))} only; the anchor needs SCD type 2",
+        )
     missing = _missing_client_modules()
     if missing:
         return _result(
