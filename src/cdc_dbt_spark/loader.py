@@ -134,8 +134,11 @@ WRITE_CONF = (
 PROGRESS_SECONDS = 5.0
 # A batch of at least this many messages that fewer tasks than cores split (one big file) is spread
 # over the cores before it is written, a file each: the models' reads of the batch then run in as
-# many tasks (int_cdc_records parses each message), where one file would be read by one task.
+# many tasks (int_cdc_records parses each message), where one file would be read by one task. Not
+# above SPREAD_MAX_BYTES of text: the file's row groups are then split by the readers themselves
+# (spark.sql.files.maxPartitionBytes, profiles.yml), and a shuffle of it would cost more.
 SPREAD_MESSAGES = 10_000
+SPREAD_MAX_BYTES = 256 << 20
 # a Kafka record's value that is not UTF-8 (a file's message says at which byte: cdc_dbt_spark.messages)
 INVALID_UTF8 = "invalid UTF-8 in the message (the bytes that are not are landed as U+FFFD)"
 # How long a loader waits for another loader that is creating the landing table at the same
@@ -392,7 +395,9 @@ def _write_batch(
     )
     split_rows = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(split, SPLIT_SCHEMA)
     cores = spark.sparkContext.defaultParallelism
-    if len(tasks) < cores and sum(source.estimated_messages for source in files) >= SPREAD_MESSAGES:
+    messages_estimated = sum(source.estimated_messages for source in files)
+    text_bytes = sum(source.bytes for source in files)
+    if len(tasks) < cores and messages_estimated >= SPREAD_MESSAGES and text_bytes <= SPREAD_MAX_BYTES:
         split_rows = split_rows.repartition(cores)
     rows = split_rows.join(F.broadcast(sources), "file_no").select(
         F.concat("id_prefix", F.col("message_index").cast("string")).alias("message_id"),

@@ -78,19 +78,29 @@ def test_a_batch_id_is_above_every_landed_one_even_with_the_clock_behind(project
 def test_a_big_batch_from_fewer_files_than_cores_is_written_a_file_a_core(project, tmp_path: Path, monkeypatch) -> None:
     """A file is split by one task: a batch of at least SPREAD_MESSAGES messages from fewer files
     than cores is spread over the cores before it is written, so that the models' reads of it run
-    in as many tasks; every message lands once. A smaller batch stays one file."""
+    in as many tasks; every message lands once. A smaller batch stays one file, and so does one of
+    more than SPREAD_MAX_BYTES, whose row groups the readers split."""
     from pyspark.sql import SparkSession
 
     monkeypatch.setattr(loader, "SPREAD_MESSAGES", 20)
+    monkeypatch.setattr(loader, "SPREAD_MAX_BYTES", 2_000)
     heartbeats = [{"payload": {"op": "MHEARTBEAT", "n": n}} for n in range(20)]
     small = write_jsonl(tmp_path / "small.jsonl", heartbeats[:19])
     big = write_jsonl(tmp_path / "big.jsonl", heartbeats)
-    project.land("dataworks_json", small)
-    project.land("dataworks_json", big)
+    padded = write_jsonl(
+        tmp_path / "padded.jsonl", [{"payload": {"op": "MHEARTBEAT", "n": n, "pad": "x" * 100}} for n in range(20)]
+    )
+    assert big.stat().st_size <= 2_000 < padded.stat().st_size
+    for path in (small, big, padded):
+        project.land("dataworks_json", path)
     cores = SparkSession.getActiveSession().sparkContext.defaultParallelism
     assert cores > 1  # the local target's
     landed = project.query(
         "select source_file, count(distinct _metadata.file_path), count(*), count(distinct message_index), "
-        "min(message_index), max(message_index) from {schema}.raw_cdc_messages group by 1 order by 3"
+        "min(message_index), max(message_index) from {schema}.raw_cdc_messages group by 1 order by 3, 1"
     )
-    assert landed == [(str(small), 1, 19, 19, 0, 18), (str(big), cores, 20, 20, 0, 19)]
+    assert landed == [
+        (str(small), 1, 19, 19, 0, 18),
+        (str(big), cores, 20, 20, 0, 19),
+        (str(padded), 1, 20, 20, 0, 19),
+    ]
