@@ -382,7 +382,8 @@ def _write_batch(
     batch `batch_id`, in one commit; the message count."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    tasks = task_files([source.bytes for source in files], spark.sparkContext.defaultParallelism)
+    cores = spark.sparkContext.defaultParallelism
+    tasks = task_files([source.bytes for source in files], cores)
     messages = spark.sparkContext.accumulator(0)
     split = SplitFiles(tuple(source.path for source in files), tasks, settings["carrier"], settings, progress=messages)
     # what every message of a file shares, joined on by file number (cheaper than per-row in Python)
@@ -394,7 +395,6 @@ def _write_batch(
         "file_no int, source_file string, source_file_sha256 string, id_prefix string",
     )
     split_rows = spark.range(0, len(tasks), 1, len(tasks)).mapInArrow(split, SPLIT_SCHEMA)
-    cores = spark.sparkContext.defaultParallelism
     messages_estimated = sum(source.estimated_messages for source in files)
     text_bytes = sum(source.bytes for source in files)
     if len(tasks) < cores and messages_estimated >= SPREAD_MESSAGES and text_bytes <= SPREAD_MAX_BYTES:
