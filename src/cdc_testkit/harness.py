@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from cdc_dbt_spark.connection import connect
@@ -133,3 +135,32 @@ def write_jsonl(path: Path, messages: list[dict | str]) -> Path:
             text = message if isinstance(message, str) else json.dumps(message)
             handle.write(text + "\n")
     return path
+
+
+@contextmanager
+def jvm_log(level: str = "WARN") -> Iterator[list[str]]:
+    """The lines this process's Spark JVM logs at `level` or above while the block runs, from every
+    logger (log4j2, an appender of its own on the root logger); the list is filled when the block
+    ends. Spark must be running (a dbt or loader call before the block)."""
+    from pyspark import SparkContext
+
+    jvm = SparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    writer = jvm.java.io.StringWriter()
+    layout = log4j.core.layout.PatternLayout.newBuilder().withPattern("%p %c: %m%n%ex").build()
+    appender = log4j.core.appender.WriterAppender.createAppender(layout, None, writer, "cdc-test-capture", False, True)
+    appender.start()
+    config.addAppender(appender)
+    root = config.getRootLogger()
+    root.addAppender(appender, log4j.Level.toLevel(level), None)
+    context.updateLoggers()
+    lines: list[str] = []
+    try:
+        yield lines
+    finally:
+        root.removeAppender("cdc-test-capture")
+        context.updateLoggers()
+        appender.stop()
+        lines.extend(writer.toString().splitlines())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cdc_dbt_spark.settings import project_formats
-from cdc_testkit.harness import NOT_SENT, PROJECT_ROOT
+from cdc_testkit.harness import NOT_SENT, PROJECT_ROOT, jvm_log
 from cdc_testkit.reader import fingerprint_sql
 from cdc_testkit.scenario import Scenario
 from cdc_testkit.stream import write_stream
@@ -167,10 +167,13 @@ def test_a_seed_is_loaded_again_only_when_it_changed(project) -> None:
         "WRITE",
     ]
 
-    # --full-refresh loads it again although it is unchanged
+    # --full-refresh loads it again although it is unchanged, and the metastore takes the replaced
+    # table without a word (profiles.yml: Hive's column type check, which logged a stack trace)
     before = len(versions())
-    project.dbt("seed", "--select", "cdc_table_keys", "--full-refresh")
+    with jvm_log() as logged:
+        project.dbt("seed", "--select", "cdc_table_keys", "--full-refresh")
     assert len(versions()) == before + 1
+    assert [line for line in logged if "alter table" in line.lower()] == []
 
 
 def test_an_unchanged_view_is_left_and_an_incremental_table_is_checked_against_its_query(project) -> None:
