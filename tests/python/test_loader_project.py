@@ -36,7 +36,7 @@ def load(cwd: Path, schema: str, *arguments: str) -> subprocess.CompletedProcess
     return subprocess.run([*LOADER, *arguments], env=environment, cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.slow  # loads
+@pytest.mark.e2e  # a second clone, and the loader as a user's shell runs it: three processes of their own
 def test_loader_lands_in_the_project_it_runs_in(tmp_path: Path) -> None:
     """The package is installed from this checkout (the first clone); a load run inside a
     second clone, from one of its subfolders, lands in the second clone's warehouse and

@@ -217,7 +217,7 @@ def test_killed_runner_is_repaired_by_the_next_and_sigterm_ends_the_cycle_first(
     assert landed == [{"messages": lines, "files": 2}]  # each file landed once
 
 
-@pytest.mark.slow  # a load
+@pytest.mark.e2e  # what a killed process leaves, and a loader process of its own
 def test_a_metastore_whose_creation_was_killed_is_made_again(tmp_path: Path) -> None:
     """What Derby leaves of an embedded metastore when its first process is killed while
     creating it (no service.properties): the next process of ours removes it and creates it."""
