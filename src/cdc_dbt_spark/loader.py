@@ -249,11 +249,14 @@ class Landing:
         return {(row[0], int(row[1])): int(row[2]) for row in rows}
 
     def next_batch_id(self) -> int:
-        """Microseconds since epoch, above every landed batch. Delta answers the max of the
-        partition column from its log (a metadata-only query: no data is read, and one row comes
-        back, where `show partitions` returned one per batch ever landed)."""
-        (newest,) = self.connection.sql(f"select max(load_batch_id) from {self.table}")[0]
-        return max(time.time_ns() // 1000, int(newest or 0) + 1)
+        """Microseconds since epoch, above every landed batch. Only a batch at or after the clock
+        (a clock set back) can be above it, so the query asks for those alone: a filter on the
+        partition column, by which Delta leaves out every file of the table from its log, however
+        many batches it holds (the max over all of them took 0.24-0.27 s at 1-6 batches and
+        0.31-0.53 s at 40, this query 0.19-0.23 s at 40)."""
+        now = time.time_ns() // 1000
+        (newest,) = self.connection.sql(f"select max(load_batch_id) from {self.table} where load_batch_id >= {now}")[0]
+        return max(now, int(newest or 0) + 1)
 
 
 @dataclass(frozen=True)
