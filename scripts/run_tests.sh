@@ -8,8 +8,7 @@
 #                                            the docs site in Chromium (make test-all runs it after fast)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=.venv
-PYTHON=$VENV/bin/python
+PYTHON=.venv/bin/python
 mkdir -p artifacts
 tier="${1:-fast}"
 shift || true
@@ -24,7 +23,7 @@ fast)
     # from (a clean clone), is made while the lint runs; a set-up checkout keeps its own
     archive_log=artifacts/class_archive.log
     archive=""
-    if ! make --question "$VENV/spark-classes.jsa" 2>/dev/null; then
+    if ! make --question .venv/spark-classes.jsa 2>/dev/null; then
         "$PYTHON" -m cdc_dbt_spark.class_archive >"$archive_log" 2>&1 &
         archive=$!
     fi
