@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -394,3 +395,36 @@ def test_the_op_codes_check_runs_until_it_passes_on_the_seed_and_the_var(project
     formats["debezium_json"]["ops"]["delete"] = "removed"  # a vendor op no row of the seed has
     changed = check("--vars", json.dumps({"cdc_formats": formats}))
     assert (str(changed.status), changed.failures) == ("fail", 1)
+
+
+# what a project's Spark runs in a process whose time zone is not UTC: its JVM's time zone, and
+# whether Delta then checks every commit's file list against the table's log (Snapshot's
+# allFilesInCrcVerificationForceEnabled: two Spark jobs and ~0.5 s a commit)
+SPARK_IN_ANOTHER_TIME_ZONE = """
+import json
+from cdc_dbt_spark.connection import local_spark
+spark = local_spark()
+jvm = spark.sparkContext._jvm
+snapshot = getattr(getattr(jvm.org.apache.spark.sql.delta, "Snapshot$"), "MODULE$")
+print(json.dumps({
+    "jvm_time_zone": jvm.java.util.TimeZone.getDefault().getID(),
+    "commits_check_file_lists": snapshot.allFilesInCrcVerificationForceEnabled(spark._jsparkSession),
+}))
+"""
+
+
+def test_spark_runs_in_utc_where_the_machine_does_not(tmp_path: Path) -> None:
+    """profiles.yml starts every JVM with -Duser.timezone=UTC: in a process whose time zone is
+    UTC+8 (TZ=Asia/Shanghai, where many of the vendors' users are), Spark's JVM still runs in
+    UTC, so Delta does not check each commit's file list against the table's log."""
+    completed = subprocess.run(
+        [sys.executable, "-c", SPARK_IN_ANOTHER_TIME_ZONE],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "TZ": "Asia/Shanghai", "CDC_SPARK_HOME": str(tmp_path / "spark")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    found = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert found == {"jvm_time_zone": "UTC", "commits_check_file_lists": False}
