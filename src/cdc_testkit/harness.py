@@ -91,7 +91,9 @@ class Project:
         skip = [] if tests else ["--exclude-resource-type", "test"]
         skip += [] if unit_tests else ["--exclude-resource-type", "unit_test"]
         skip += [] if typed_tables else ["--exclude", "path:models/marts/typed"]
-        if tests and self.untested_builds:
+        # a build without data tests passes the scope the next tested build will (it is a data tests'
+        # var): dbt parses the whole project again when an invocation's vars differ from the last one's
+        if not tests or self.untested_builds:
             args = with_vars(args, cdc_test_scope="all")
         self.untested_builds = not tests
         self.dbt("build", *args, *skip, callbacks=callbacks)
