@@ -28,6 +28,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Tungsten's memory pages of 1 MB (spark.buffer.pageSize, a system property Spark's conf reads): Spark
 # sizes them from the heap, 64 MB with the local target's 4 GB, and each sort or hash aggregate of a
 # task takes a page however few its rows, an array the serial collector places in the old generation.
+# A system property here rather than a profiles.yml variable: a profile default would be one fixed
+# size for every user, where the product keeps Spark's own sizing from the heap.
 # Three builds in a test process, two runs each way alternated: warm builds 26.7 and 23.4 s against
 # 29.1 and 30.4 s, garbage-collection pauses 5.0 s (3 full) against 7.9 s (9 full).
 TEST_JAVA_OPTIONS = f"-XX:+UseSerialGC {FIRST_TIER_JIT_OPTIONS} -Dspark.buffer.pageSize=1m"
