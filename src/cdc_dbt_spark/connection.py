@@ -218,7 +218,9 @@ def connect(target: str | None = None, cli_vars: dict[str, Any] | None = None) -
         from pyspark.sql import SparkSession
 
         active = SparkSession.getActiveSession()
-        if active is not None and active.conf.get("spark.sql.catalogImplementation", "") != "hive":
+        # no default of ours: Spark checks a given default against the setting's values ('' is
+        # none of them), and a session without Hive has it unset, so its own default answers
+        if active is not None and active.conf.get("spark.sql.catalogImplementation") != "hive":
             active.stop()  # a session without Hive (a Thrift load's, see local_spark) cannot gain it
         # no console progress bar: the scripts log their own progress
         builder = SparkSession.builder.enableHiveSupport().appName("cdc-scripts")

@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from cdc_testkit import TEST_JAVA_OPTIONS
+from cdc_testkit import TEST_JVM_OPTIONS
 
 log = logging.getLogger("kafka_broker")
 
@@ -32,7 +32,7 @@ STAMP = JARS / "resolved.txt"  # the coordinate the folder holds
 START_SECONDS = 60.0
 # a small heap and the kit's JVM options: in the tests the broker shares two cores with Spark
 # (the bench gives it the JVM's defaults)
-BROKER_TEST_JAVA_OPTIONS = ("-Xmx512m", *TEST_JAVA_OPTIONS.split())
+BROKER_TEST_JAVA_OPTIONS = ("-Xmx512m", *TEST_JVM_OPTIONS.split())
 
 
 def ivy_home() -> Path:

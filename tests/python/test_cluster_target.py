@@ -25,6 +25,7 @@ import pytest
 
 from cdc_dbt_spark.connection import cluster_spark, connect
 from cdc_dbt_spark.loader import land, project_formats
+from cdc_testkit import TEST_JVM_OPTIONS
 from cdc_testkit.harness import PROJECT_ROOT, Project
 from cdc_testkit.scenario import Scenario
 from cdc_testkit.stream import write_stream
@@ -62,8 +63,8 @@ def cluster() -> Iterator[dict[str, str]]:
         "CDC_WORKER_MEMORY": "3g",
         "CDC_SHUFFLE_PARTITIONS": "4",
         # every JVM of this cluster lives minutes (master and workers: Spark's own variable)
-        "CDC_CLUSTER_JAVA_OPTIONS": os.environ["CDC_DRIVER_JAVA_OPTIONS"],
-        "SPARK_DAEMON_JAVA_OPTS": os.environ["CDC_DRIVER_JAVA_OPTIONS"],
+        "CDC_CLUSTER_JAVA_OPTIONS": TEST_JVM_OPTIONS,
+        "SPARK_DAEMON_JAVA_OPTS": TEST_JVM_OPTIONS,
     }
     previous = {name: os.environ.get(name) for name in environment}
     os.environ.update(environment)

@@ -428,3 +428,30 @@ def test_spark_runs_in_utc_where_the_machine_does_not(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr[-3000:]
     found = json.loads(completed.stdout.strip().splitlines()[-1])
     assert found == {"jvm_time_zone": "UTC", "commits_check_file_lists": False}
+
+
+# a process whose Spark session has no Hive metastore (local_spark's, as a load through the Thrift
+# server makes) then connects to the local target: the session's catalog before and after
+HIVE_AFTER_A_SESSION_WITHOUT_IT = """
+import json
+from cdc_dbt_spark.connection import connect, local_spark
+before = local_spark().conf.get("spark.sql.catalogImplementation")
+after = connect("local")._spark.conf.get("spark.sql.catalogImplementation")
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+def test_a_session_without_hive_gives_way_to_the_targets_connection(tmp_path: Path) -> None:
+    """connect() replaces a process's session that has no Hive metastore with the target's: Spark
+    checks a default given to conf.get against the setting's values, so asking with '' failed
+    (INVALID_CONF_VALUE) where the setting is unset."""
+    completed = subprocess.run(
+        [sys.executable, "-c", HIVE_AFTER_A_SESSION_WITHOUT_IT],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "CDC_SPARK_HOME": str(tmp_path / "spark")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert json.loads(completed.stdout.strip().splitlines()[-1]) == {"before": "in-memory", "after": "hive"}
