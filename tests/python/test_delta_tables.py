@@ -413,20 +413,26 @@ print(json.dumps({
 """
 
 
-def test_spark_runs_in_utc_where_the_machine_does_not(tmp_path: Path) -> None:
-    """profiles.yml starts every JVM with -Duser.timezone=UTC: in a process whose time zone is
-    UTC+8 (TZ=Asia/Shanghai, where many of the vendors' users are), Spark's JVM still runs in
-    UTC, so Delta does not check each commit's file list against the table's log."""
+def _printed_by_spark_script(script: str, spark_home: Path, **environment: str) -> dict:
+    """The JSON a Python script prints last, run in a process of its own (a Spark of its own, its
+    metastore under spark_home) with the suite's environment and these variables."""
     completed = subprocess.run(
-        [sys.executable, "-c", SPARK_IN_ANOTHER_TIME_ZONE],
+        [sys.executable, "-c", script],
         cwd=PROJECT_ROOT,
-        env={**os.environ, "TZ": "Asia/Shanghai", "CDC_SPARK_HOME": str(tmp_path / "spark")},
+        env={**os.environ, **environment, "CDC_SPARK_HOME": str(spark_home)},
         capture_output=True,
         text=True,
         check=False,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    found = json.loads(completed.stdout.strip().splitlines()[-1])
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def test_spark_runs_in_utc_where_the_machine_does_not(tmp_path: Path) -> None:
+    """profiles.yml starts every JVM with -Duser.timezone=UTC: in a process whose time zone is
+    UTC+8 (TZ=Asia/Shanghai, where many of the vendors' users are), Spark's JVM still runs in
+    UTC, so Delta does not check each commit's file list against the table's log."""
+    found = _printed_by_spark_script(SPARK_IN_ANOTHER_TIME_ZONE, tmp_path / "spark", TZ="Asia/Shanghai")
     assert found == {"jvm_time_zone": "UTC", "commits_check_file_lists": False}
 
 
@@ -445,13 +451,5 @@ def test_a_session_without_hive_gives_way_to_the_targets_connection(tmp_path: Pa
     """connect() replaces a process's session that has no Hive metastore with the target's: Spark
     checks a default given to conf.get against the setting's values, so asking with '' failed
     (INVALID_CONF_VALUE) where the setting is unset."""
-    completed = subprocess.run(
-        [sys.executable, "-c", HIVE_AFTER_A_SESSION_WITHOUT_IT],
-        cwd=PROJECT_ROOT,
-        env={**os.environ, "CDC_SPARK_HOME": str(tmp_path / "spark")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    assert json.loads(completed.stdout.strip().splitlines()[-1]) == {"before": "in-memory", "after": "hive"}
+    found = _printed_by_spark_script(HIVE_AFTER_A_SESSION_WITHOUT_IT, tmp_path / "spark")
+    assert found == {"before": "in-memory", "after": "hive"}
