@@ -3,7 +3,8 @@
     from narrow scans; the partition lists are inlined so that Spark reads only those.
       incremental         false on a first or full build (then nothing else is set)
       current_buckets     key buckets of the touched keys: their current versions are rewritten
-      first_replay_sequence  the earliest replay position of all touched keys
+      first_replay_sequence  the earliest replay position of all touched keys (with one key
+                          bucket, a lower bound of it: the earliest position the new batches hold)
       closed_partitions   closed-version partitions holding versions a late change recomputes,
       event_batches       and cdc_events partitions holding changes of touched keys at or after
                           their replay position: empty here; the model fills them from the
@@ -29,13 +30,25 @@
         {% do plan.update({'key_change_rounds': cdc_history_key_change_rounds(false, plan.partial_images)}) %}
         {{ return(plan) }}
     {% endif %}
-    {% set touched = '(' ~ cdc_touched_keys_query() ~ ')' %}
-    {#- the touched keys' buckets, the earliest replay position of all (a literal bound on
-        sequence_key lets Delta skip the files of cdc_events whose changes all come before it) and
-        the run's batch (cdc_history_run_batch_query), in one query -#}
-    {% set touched_buckets = run_query(
-        'select distinct touched.key_bucket, min(touched.replay_from_sequence) over (), run_batch.load_batch_id from '
-        ~ touched ~ ' as touched cross join (' ~ cdc_history_run_batch_query(watermark) ~ ') as run_batch order by 1').rows %}
+    {% if var('cdc_key_buckets') | int == 1 %}
+        {#- one bucket (the default): the plan is known without a query. The keys a run touches are
+            those of its row changes and, with a truncate, the current keys of the truncated table
+            (cdc_touched_keys_query), all in bucket 0; the earliest position the new batches hold
+            (cdc_new_records_summary) bounds their replay positions from below, which is all the
+            literal bound needs; the run's batch is the newest it takes (cdc_pending_batches). A
+            truncate of a table without current versions then merges nothing, as no touched key does -#}
+        {% set summary = cdc_new_records_summary(watermark) %}
+        {% set touches = summary.records_by_kind.get('row_change', 0) > 0 or summary.truncated_tables | length > 0 %}
+        {% set touched_buckets = [[0, summary.first_sequence, cdc_pending_batches(watermark) | max]] if touches else [] %}
+    {% else %}
+        {% set touched = '(' ~ cdc_touched_keys_query() ~ ')' %}
+        {#- the touched keys' buckets, the earliest replay position of all (a literal bound on
+            sequence_key lets Delta skip the files of cdc_events whose changes all come before it) and
+            the run's batch (cdc_history_run_batch_query), in one query -#}
+        {% set touched_buckets = run_query(
+            'select distinct touched.key_bucket, min(touched.replay_from_sequence) over (), run_batch.load_batch_id from '
+            ~ touched ~ ' as touched cross join (' ~ cdc_history_run_batch_query(watermark) ~ ') as run_batch order by 1').rows %}
+    {% endif %}
     {% set current_buckets = [] %}
     {% for row in touched_buckets %}
         {% do current_buckets.append(row[0] | int) %}
