@@ -48,29 +48,40 @@
         {%- set records = graph.nodes['model.' ~ project_name ~ '.int_cdc_records'].relation_name -%}
         {#- a typed table's model (config meta cdc_typed_table, set by cdc_typed_history) holds one
             source table and no table_id column: the run's keys of that table, none in a build
-            whose new batches hold no record of it (cdc_new_records_summary: no query) -#}
+            whose new batches hold no record of it. A build knows what its new batches hold without
+            a query (cdc_new_records_summary, read once per build): which tables it truncates is a
+            literal list there (none, mostly), where `dbt test` reads them from the records -#}
         {%- set typed_table = (tested.config.meta or {}).get('cdc_typed_table') if tested is defined else none -%}
         {%- set typed_spec = (var('cdc_typed_tables', none) or {}).get(typed_table) if typed_table else none -%}
         {%- set summary = cdc_new_records_summary(cdc_batch_watermark())
-            if typed_spec and flags.WHICH == 'build' and not every_row else none -%}
-        {%- if every_row or (summary and typed_spec.table_id in summary.truncated_tables) -%}
+            if flags.WHICH == 'build' and not every_row else none -%}
+        {%- if every_row or (summary and typed_spec and typed_spec.table_id in summary.truncated_tables) -%}
             {%- set in_keys = 'true' -%}
-        {%- elif summary and typed_spec.table_id not in summary.tables -%}
+        {%- elif summary and typed_spec and typed_spec.table_id not in summary.tables -%}
             {%- set in_keys = 'false' -%}
         {%- else -%}
             {#- the relation's keys among the run's, and any table the run truncates; a typed
-                table's rows are all of its one table, named by a literal -#}
+                table's rows are all of its one table, named by a literal (not truncated here when
+                the summary is known: that is every key, above) -#}
             {%- set table_id = cdc_string_literal(typed_spec.table_id) if typed_spec else 'table_id' -%}
             {%- set key_columns = 'key_json' if typed_spec else 'table_id, key_json' -%}
+            {%- if summary is none -%}
+                {%- set truncated = table_id ~ ' in (select table_id from ' ~ records ~ ' where ' ~ in_batches
+                    ~ " and op = 'truncate' and key_json is null)" -%}
+            {%- elif summary.truncated_tables and not typed_spec -%}
+                {%- set truncated = 'table_id in (' ~ cdc_string_list(summary.truncated_tables) ~ ')' -%}
+            {%- else -%}
+                {%- set truncated = none -%}
+            {%- endif -%}
             {%- set in_keys -%}
                 ({{ key_columns if typed_spec else '(' ~ key_columns ~ ')' }} in (
                     select {{ key_columns }} from {{ records }}
                     where {{ in_batches }} and key_json is not null
                     {%- if typed_spec %} and table_id = {{ table_id }}{% endif %}
                 )
-                or {{ table_id }} in (
-                    select table_id from {{ records }} where {{ in_batches }} and op = 'truncate' and key_json is null
-                ))
+                {%- if truncated %}
+                or {{ truncated }}
+                {%- endif %})
             {%- endset -%}
         {%- endif -%}
         {%- set where = where | replace('__cdc_run_keys__', in_keys) -%}

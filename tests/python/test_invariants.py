@@ -190,7 +190,11 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
 
     loads = {
         "first": [change("insert", 10, after={"id": 1, "v": "a"}), change("insert", 11, after={"id": 2, "v": "a"})],
-        "second": [change("update", 20, {"id": 2, "v": "a"}, {"id": 2, "v": "b"})],
+        # and a truncate of another table, after the update: it puts every key of that table in the scope
+        "second": [
+            change("update", 20, {"id": 2, "v": "a"}, {"id": 2, "v": "b"}),
+            Change("truncate", "shop", "other", 30, 1_600_000_000_030),
+        ],
     }
     for name, changes in loads.items():
         project.land(
@@ -209,6 +213,11 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
     }
     assert f"`sequence_key` >= '{second_position}'" in compiled["table_is_valid"]
     assert f"`valid_to_sequence` >= '{second_position}'" in compiled["scd2_versions_are_valid"]
+    # the tables the run truncates are the build's literal list (cdc_new_records_summary), not a second
+    # read of its records
+    for name in ("table_is_valid", "scd2_versions_are_valid"):
+        assert "or table_id in ('shop.other')" in compiled[name]
+        assert "op = 'truncate' and key_json is null" not in compiled[name]
     # and the landing table's test, the ids the second build's batch landed (meta cdc_run_message_range)
     first_id, last_id = project.query(
         "select min(message_id), max(message_id) from {schema}.raw_cdc_messages "
@@ -296,7 +305,10 @@ def test_data_tests_check_the_latest_run_or_everything(project, tmp_path: Path) 
 
     assert conservation_problems() == set()
     (last_batch,) = project.query("select max(load_batch_id) from {schema}.cdc_load_batches")[0]
-    project.query(f"update {{schema}}.cdc_load_batches set ddl_messages = 1 where load_batch_id = {last_batch}")
+    # one more DDL message than the batch landed (it holds one: the truncate)
+    project.query(
+        f"update {{schema}}.cdc_load_batches set ddl_messages = ddl_messages + 1 where load_batch_id = {last_batch}"
+    )
     assert conservation_problems() == {("ledger counts do not add up", last_batch)}
     project.query(f"delete from {{schema}}.int_cdc_records where load_batch_id = {last_batch}")
     assert conservation_problems() == {("ledger counts do not add up", last_batch), ("no record", last_batch)}
