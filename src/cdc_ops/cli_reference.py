@@ -31,6 +31,7 @@ COMMANDS = (
     ("python scripts/bench.py", "cdc_bench.bench", "the benchmark"),
     ("python scripts/bench_kafka.py", "cdc_bench.kafka_landing", "the Kafka landing benchmark"),
     ("python scripts/profile_model.py", "cdc_bench.profile_model", "where one model's time goes"),
+    ("python scripts/profile_builds.py", "cdc_bench.profile_builds", "small builds node by node, settings alternated"),
     ("python scripts/soak.py", "cdc_testkit.soak", "random streams with faults, checked against a replay"),
     ("python scripts/soak_kafka.py", "cdc_testkit.kafka_soak", "a runner on Kafka killed at random points"),
     ("python -m cdc_bench.report", "cdc_bench.report", "redraw a benchmark chart from its JSON"),
