@@ -64,6 +64,27 @@ def with_added_columns(change, added: int):
     )
 
 
+def default_stream(
+    source_format: str, events: int, keys: int, small_messages: int, increments: int
+) -> argparse.Namespace:
+    """generate's arguments for the bench's stream with its default shapes (scripts/bench.py's defaults: 10
+    tables, 5 % deletes, 1 % duplicated and 5 % displaced messages, 20 files), no schema-change pairs."""
+    return argparse.Namespace(
+        format=source_format,
+        events=events,
+        keys=keys,
+        tables=10,
+        delete_share=0.05,
+        duplicate_share=0.01,
+        out_of_order_share=0.05,
+        files=20,
+        small_messages=small_messages,
+        increments=increments,
+        schema_changes=0,
+        seed=1,
+    )
+
+
 def generate(args: argparse.Namespace, work: Path) -> dict[str, MessageFiles]:
     """Messages of the full load (`--events` changes, folder base), then, in commit order as the bench lands
     them: a further 1% (extra), `--increments` small runs (increments/NNN), the schema_change step's (schema/NN,

@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from cdc_bench.data import generate
+from cdc_bench.data import default_stream, generate
 from cdc_bench.steps import BUILD, run_dbt
 from cdc_dbt_spark.connection import connect, end_spark
 from cdc_dbt_spark.kafka import KafkaSource
@@ -120,20 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True)
     os.environ.update(CDC_SPARK_HOME=str(work / "spark"), CDC_TARGET="local", CDC_SCHEMA="bench_files")
     # the bench's stream, full load only (cdc_bench.data's other segments left empty)
-    stream = argparse.Namespace(
-        format=args.format,
-        events=args.events,
-        keys=args.keys,
-        tables=10,
-        delete_share=0.05,
-        duplicate_share=0.01,
-        out_of_order_share=0.05,
-        files=20,
-        small_messages=args.small_messages,
-        increments=args.latency_cycles,
-        schema_changes=0,
-        seed=1,
-    )
+    stream = default_stream(args.format, args.events, args.keys, args.small_messages, args.latency_cycles)
     base = generate(stream, work)["base"]
     spark = connect("local").spark
 

@@ -55,30 +55,14 @@ def alternation(text: str) -> tuple[str, list[str]]:
 def prepare(args: argparse.Namespace, work: Path) -> None:
     """The messages, and the warehouse with the base landed and built whole (saved by the caller once this
     process has ended: the metastore's files are whole then)."""
-    from cdc_bench.data import generate
+    from cdc_bench.data import default_stream, generate
     from cdc_bench.steps import run_dbt
     from cdc_dbt_spark.connection import connect
     from cdc_dbt_spark.loader import land
 
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    generate(
-        argparse.Namespace(
-            format=SOURCE_FORMAT,
-            events=args.events,
-            keys=args.keys,
-            tables=10,
-            delete_share=0.05,
-            duplicate_share=0.01,
-            out_of_order_share=0.05,
-            files=20,
-            small_messages=args.small_messages,
-            increments=args.builds,
-            schema_changes=0,
-            seed=1,
-        ),
-        work,
-    )
+    generate(default_stream(SOURCE_FORMAT, args.events, args.keys, args.small_messages, args.builds), work)
     connect("local")
     started = time.perf_counter()
     land(SOURCE_FORMAT, [str(work / "base")])
