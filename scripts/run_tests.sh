@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite, by tier (CONTRIBUTING.md):
-#   scripts/run_tests.sh fast [pytest args]  ruff, sqlfluff, then pytest -m "not e2e": every format,
+#   scripts/run_tests.sh fast [pytest args]  ruff, then pytest -m "not e2e" (sqlfluff beside it): every format,
 #                                            the invariants, bad input, typed tables, Delta's guarantees,
 #                                            dbt builds on the embedded Spark (make test)
 #   scripts/run_tests.sh e2e [pytest args]   pytest -m e2e: the Thrift server, the cluster with PostgreSQL,
@@ -32,24 +32,34 @@ fast)
     .venv/bin/ruff check src scripts tests
     .venv/bin/ruff format --check src scripts tests
 
-    echo "== sqlfluff (dbt templater, sparksql)"
-    # the integration project (integration_tests/, the SCD2 core rule by rule), with its own config,
-    # beside the project's lint, each templater with its own Spark metastore (one process can
-    # open an embedded one): 85 s against 108 s one after the other
-    integration_log=artifacts/sqlfluff_integration_tests.log
-    (cd integration_tests && export CDC_SPARK_HOME="$CDC_SPARK_HOME-integration_tests" &&
-        ../.venv/bin/dbt deps --profiles-dir ../profiles --quiet &&
-        ../.venv/bin/sqlfluff lint models macros tests --disable-progress-bar) >"$integration_log" 2>&1 &
-    integration=$!
-    # two processes: 28 s against 45 s for one (the templater's compiling is most of it)
-    .venv/bin/sqlfluff lint models tests --disable-progress-bar --processes 2
-    if wait "$integration"; then
-        echo "integration_tests: sqlfluff found no problem"
-    else
-        cat "$integration_log"
-        echo "sqlfluff failed on integration_tests/ (above; $integration_log)" >&2
-        exit 1
-    fi
+    # sqlfluff runs beside pytest, not before it: its templater's JVM start, dbt parse and compile
+    # leave the two cores half idle, as do the test workers' JVM starts (its output is printed when
+    # pytest ends; a lint failure fails the tier)
+    lint_log=artifacts/sqlfluff.log
+    set -m  # the lint in a process group of its own, stopped as one with the tier (Ctrl-C, a failure)
+    (
+        status=0
+        # the integration project (integration_tests/, the SCD2 core rule by rule), with its own
+        # config, beside the project's lint, each templater with its own Spark metastore (one process
+        # can open an embedded one)
+        integration_log=artifacts/sqlfluff_integration_tests.log
+        (cd integration_tests && export CDC_SPARK_HOME="$CDC_SPARK_HOME-integration_tests" &&
+            ../.venv/bin/dbt deps --profiles-dir ../profiles --quiet &&
+            ../.venv/bin/sqlfluff lint models macros tests --disable-progress-bar) >"$integration_log" 2>&1 &
+        integration=$!
+        .venv/bin/sqlfluff lint models tests --disable-progress-bar --processes 2 || status=1
+        if wait "$integration"; then
+            echo "integration_tests: sqlfluff found no problem"
+        else
+            cat "$integration_log"
+            echo "sqlfluff failed on integration_tests/ (above; $integration_log)"
+            status=1
+        fi
+        exit "$status"
+    ) >"$lint_log" 2>&1 &
+    lint=$!
+    set +m
+    trap 'kill -- -"$lint" 2>/dev/null || true' EXIT
 
     if [ -n "$archive" ]; then
         wait "$archive" || { echo "making the class archive failed; see $archive_log" >&2; exit 1; }
@@ -76,6 +86,17 @@ status=$?
 set -e
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: that is a failure" >&2
-    exit 1
+    status=1
+fi
+if [ -n "${lint:-}" ]; then
+    echo "== sqlfluff (dbt templater, sparksql; ran beside pytest)"
+    lint_status=0
+    wait "$lint" || lint_status=$?
+    trap - EXIT
+    cat "$lint_log"
+    if [ "$lint_status" -ne 0 ]; then
+        echo "sqlfluff found problems (above; $lint_log)" >&2
+        [ "$status" -ne 0 ] || status=1
+    fi
 fi
 exit "$status"
