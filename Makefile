@@ -1,7 +1,7 @@
 # Two commands on a fresh machine (Python 3.11 and Java 17):
 #   make demo   set up, land sample messages of every format, dbt build, print a summary
-#   make test   set up, then the fast test tier (ruff, pytest -m "not e2e" with sqlfluff beside it: dbt builds on
-#               the embedded Spark); make test-all adds the end-to-end tier (CONTRIBUTING.md)
+#   make test   set up, then the fast test tier (ruff, pytest -m "not e2e" with sqlfluff beside it:
+#               dbt builds on the embedded Spark); make test-all adds the end-to-end tier (CONTRIBUTING.md)
 # and a Spark cluster on this machine for target `cluster` (docs/targets.md):
 #   make cluster / make cluster-stop
 VENV := .venv
