@@ -123,6 +123,7 @@ SLOWEST_FIRST = (
     "test_invariants.py::test_data_tests_check_the_latest_run_or_everything",
     "test_bad_input.py",
     "test_debezium_json.py::test_third_party_fixtures",
+    "test_shareplex_json.py::test_a_chain_of_key_changes_is_followed_within_its_limit",
     "test_invariants.py::test_late_event_is_placed_by_its_sequence",
     "test_loader_project.py",
 )

@@ -37,6 +37,10 @@ def message(op: str, scn: int, trans: str, seq: int, data=None, key=None, rowid=
     return out
 
 
+def at(scn: int) -> datetime:
+    return T0 + timedelta(seconds=scn)
+
+
 def position(scn: int, trans: str, seq: int = 1) -> str:
     parts = ".".join(part.zfill(20) for part in trans.split("."))
     return f"{str(scn).zfill(38)}/{parts}/{str(seq).zfill(20)}"
@@ -68,10 +72,6 @@ def shuffled_with_duplicates(folder: Path) -> Rounds:
 @pytest.mark.shared_rounds(scenario=shuffled_with_duplicates)
 def test_stream_shuffled_with_duplicates_in_two_loads(shared: ScenarioView) -> None:
     """Partial updates overlaid, scn/trans/seq order (trans part by part), delete, re-insert, truncate."""
-
-    def at(scn: int) -> datetime:
-        return T0 + timedelta(seconds=scn)
-
     one_a = '{"ID":"1","NAME":"a","QTY":"5","rowid":"R1"}'
     one_b = '{"ID":"1","NAME":"b","QTY":"5","rowid":"R1"}'
     one_c = '{"ID":"1","NAME":"c","QTY":"5","rowid":"R1"}'
@@ -136,43 +136,54 @@ def late_link_of_a_key_chain(folder: Path) -> Rounds:
     ]
 
 
-@pytest.mark.shared_rounds(scenario=late_link_of_a_key_chain)
-def test_key_changes_carry_the_row_over(shared: ScenarioView, project, tmp_path: Path) -> None:
-    """An update that changes the key carries only the key and the changed columns: the new key
-    starts from the old key's row, along a chain of key changes, also when a link arrives late."""
-    # key 2 had no row when it became key 3: key 3 starts from what the message carries
-    assert shared.current(after_round=0) == [
-        (REKEYED, '{"ID":"1"}', '{"ID":"1","NAME":"a","QTY":"5","rowid":"R1"}'),
-        (REKEYED, '{"ID":"3"}', '{"ID":"3","NAME":"b","QTY":"7","rowid":"R1"}'),
-    ]
+K1, K2, K3, K4 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}', '{"ID":"4"}'
 
-    def at(scn: int) -> datetime:
-        return T0 + timedelta(seconds=scn)
 
-    def row(key: str, name: str, qty: str) -> str:
-        return f'{{"ID":"{key}","NAME":"{name}","QTY":"{qty}","rowid":"R1"}}'
+def rekeyed_row(key: str, name: str, qty: str) -> str:
+    return f'{{"ID":"{key}","NAME":"{name}","QTY":"{qty}","rowid":"R1"}}'
 
+
+def late_link_history() -> list[tuple]:
+    """cdc_history of late_link_of_a_key_chain, whichever runs its loads are built in."""
     p100, p200, p300, p400 = (
         position(100, "3.1.1"),
         position(200, "3.2.1"),
         position(300, "3.3.1"),
         position(400, "3.4.1"),
     )
-    k1, k2, k3 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}'
-    history = shared.history()
-    assert history == [
-        (REKEYED, k1, 1, at(100), at(200), False, False, "insert", row("1", "a", "5"), p100, p200),
-        (REKEYED, k1, 2, at(200), None, True, True, "delete", row("1", "a", "5"), p200, None),
-        (REKEYED, k2, 1, at(200), at(300), False, False, "insert", row("2", "a", "5"), p200, p300),
-        (REKEYED, k2, 2, at(300), None, True, True, "delete", row("2", "a", "5"), p300, None),
-        (REKEYED, k3, 1, at(300), at(400), False, False, "insert", row("3", "b", "5"), p300, p400),
-        (REKEYED, k3, 2, at(400), None, True, False, "update", row("3", "b", "7"), p400, None),
+    return [
+        (REKEYED, K1, 1, at(100), at(200), False, False, "insert", rekeyed_row("1", "a", "5"), p100, p200),
+        (REKEYED, K1, 2, at(200), None, True, True, "delete", rekeyed_row("1", "a", "5"), p200, None),
+        (REKEYED, K2, 1, at(200), at(300), False, False, "insert", rekeyed_row("2", "a", "5"), p200, p300),
+        (REKEYED, K2, 2, at(300), None, True, True, "delete", rekeyed_row("2", "a", "5"), p300, None),
+        (REKEYED, K3, 1, at(300), at(400), False, False, "insert", rekeyed_row("3", "b", "5"), p300, p400),
+        (REKEYED, K3, 2, at(400), None, True, False, "update", rekeyed_row("3", "b", "7"), p400, None),
     ]
-    # the same from scratch, every link in one run: a chain of two links needs a limit of two
+
+
+@pytest.mark.shared_rounds(scenario=late_link_of_a_key_chain)
+def test_key_changes_carry_the_row_over(shared: ScenarioView) -> None:
+    """An update that changes the key carries only the key and the changed columns: the new key
+    starts from the old key's row, along a chain of key changes, also when a link arrives late."""
+    # key 2 had no row when it became key 3: key 3 starts from what the message carries
+    assert shared.current(after_round=0) == [
+        (REKEYED, K1, rekeyed_row("1", "a", "5")),
+        (REKEYED, K3, rekeyed_row("3", "b", "7")),
+    ]
+    assert shared.history() == late_link_history()
+
+
+# its own project (a var the shared builds do not set), outside the shared project's group: the
+# group is built by one worker, and the suite waits for it
+def test_a_chain_of_key_changes_is_followed_within_its_limit(project, tmp_path: Path) -> None:
+    """The same key changes from scratch, every link in one run; a later link in a later run; a
+    chain longer than var cdc_key_change_chain_limit fails the run."""
+    # every link in one run: a chain of two links needs a limit of two
     for loads in late_link_of_a_key_chain(tmp_path):
         for source_format, *paths in loads:
             project.land(source_format, *paths)
     project.build("--vars", "{cdc_key_change_chain_limit: 2}", tests=False)
+    history = late_link_history()
     assert project.history() == history
     # a next link in a later run (key 3 becomes 4): the incremental run follows the chain to the old
     # key's row, and counts the chain once (each link's query sent once, not by every query that asks)
@@ -187,12 +198,12 @@ def test_key_changes_carry_the_row_over(shared: ScenarioView, project, tmp_path:
     )
     link_queries = [sql for sql in sent if "with key_change_ends as" in sql]
     assert link_queries and len(link_queries) == len(set(link_queries)), link_queries
-    p500, k4 = position(500, "3.5.1"), '{"ID":"4"}'
-    assert [version for version in project.history() if version[1] in (k3, k4)] == [
+    p400, p500 = position(400, "3.4.1"), position(500, "3.5.1")
+    assert [version for version in project.history() if version[1] in (K3, K4)] == [
         *history[4:5],
-        (REKEYED, k3, 2, at(400), at(500), False, False, "update", row("3", "b", "7"), p400, p500),
-        (REKEYED, k3, 3, at(500), None, True, True, "delete", row("3", "b", "7"), p500, None),
-        (REKEYED, k4, 1, at(500), None, True, False, "insert", row("4", "b", "7"), p500, None),
+        (REKEYED, K3, 2, at(400), at(500), False, False, "update", rekeyed_row("3", "b", "7"), p400, p500),
+        (REKEYED, K3, 3, at(500), None, True, True, "delete", rekeyed_row("3", "b", "7"), p500, None),
+        (REKEYED, K4, 1, at(500), None, True, False, "insert", rekeyed_row("4", "b", "7"), p500, None),
     ]
     # a longer chain than the limit fails the run and says what to raise, rather than lose the row
     failed = project.dbt(
