@@ -104,7 +104,7 @@ def shared(request: pytest.FixtureRequest, shared_rounds: dict[str, ScenarioView
     return shared_rounds[_scenario_name(request.node.get_closest_marker("shared_rounds"))]
 
 
-# The two pytest-xdist workers take work in collection order, so the slowest work comes first and
+# The pytest-xdist workers take work in collection order, so the slowest work comes first and
 # none of it starts last and runs alone (as measured by the tiers' --durations). The end-to-end tier
 # hands out whole modules (--dist loadfile: a module's broker, cluster or server is started once);
 # the fast tier single tests, and the shared_rounds tests as one group (--dist loadgroup)
