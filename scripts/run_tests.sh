@@ -19,8 +19,8 @@ fast)
     # single tests to the workers, the tests of one shared build (cdc_testkit.shared_rounds) as a group
     distribution=loadgroup
     # three workers on the two cores: a worker's Spark plans a statement on one thread, and dbt's
-    # Python runs between statements; a third worker takes up that slack (four runs on one clean clone,
-    # alternated: 866 and 959 s against 932 and 1,016 s; the CPU idle 1.3 % against 3.6 %)
+    # Python runs between statements; a third worker takes up that slack (four runs on one clean
+    # clone, alternated: 866 and 959 s against 932 and 1,016 s; the CPU idle 1.3 % against 3.6 %)
     workers=3
     export CDC_SPARK_HOME="${CDC_SPARK_HOME:-$PWD/artifacts/spark-lint}"
     # the JVM class archive (see Makefile, setup), when it is missing or older than what it is made
