@@ -18,9 +18,9 @@ fast)
     selection="not e2e"
     # single tests to the workers, the tests of one shared build (cdc_testkit.shared_rounds) as a group
     distribution=loadgroup
-    # three workers on the two cores: a worker's Spark plans a statement on one thread, and dbt's
-    # Python runs between statements; a third worker takes up that slack (four runs on one clean
-    # clone, alternated: 866 and 959 s against 932 and 1,016 s; the CPU idle 1.3 % against 3.6 %)
+    # three workers on the two cores: four runs on one clean clone, alternated, took 866 and 959 s
+    # against 932 and 1,016 s for two (the CPU idle 1.3-1.5 % against 3.6 %: a worker planning on
+    # one thread or running dbt's Python leaves a little of a core; that is a third of the gain)
     workers=3
     export CDC_SPARK_HOME="${CDC_SPARK_HOME:-$PWD/artifacts/spark-lint}"
     # the JVM class archive (see Makefile, setup), when it is missing or older than what it is made
