@@ -13,11 +13,17 @@ from cdc_testkit.shared_rounds import Rounds, ScenarioView
 
 T0 = datetime(2024, 1, 1)
 TABLE = "SHOP.ORDERS"
+# the key_json of ID 1 to 4
+K1, K2, K3, K4 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}', '{"ID":"4"}'
+
+
+def at(scn: int) -> datetime:
+    return T0 + timedelta(seconds=scn)
 
 
 def message(op: str, scn: int, trans: str, seq: int, data=None, key=None, rowid=None, table: str = TABLE) -> dict:
     meta = {
-        "time": (T0 + timedelta(seconds=scn)).strftime("%Y-%m-%dT%H:%M:%S"),
+        "time": at(scn).strftime("%Y-%m-%dT%H:%M:%S"),
         "userid": 84,
         "op": op,
         "scn": str(scn),
@@ -35,10 +41,6 @@ def message(op: str, scn: int, trans: str, seq: int, data=None, key=None, rowid=
     if key is not None:
         out["key"] = key
     return out
-
-
-def at(scn: int) -> datetime:
-    return T0 + timedelta(seconds=scn)
 
 
 def position(scn: int, trans: str, seq: int = 1) -> str:
@@ -86,20 +88,19 @@ def test_stream_shuffled_with_duplicates_in_two_loads(shared: ScenarioView) -> N
         position(600, "3.1.4"),
         position(700, "3.1.5"),
     )
-    k1, k2, k3 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}'
     assert shared.history() == [
-        (TABLE, k1, 1, at(100), at(200), False, False, "insert", one_a, p100_1, p200a),
-        (TABLE, k1, 2, at(200), at(200), False, False, "update", one_b, p200a, p200b),
-        (TABLE, k1, 3, at(200), at(300), False, False, "update", one_c, p200b, p300),
-        (TABLE, k1, 4, at(300), at(600), False, False, "update", one_null, p300, p600),
-        (TABLE, k1, 5, at(600), None, True, True, "truncate", one_null, p600, None),
-        (TABLE, k2, 1, at(100), at(400), False, False, "insert", two_x, p100_2, p400),
-        (TABLE, k2, 2, at(400), at(500), False, True, "delete", two_x, p400, p500),
-        (TABLE, k2, 3, at(500), at(600), False, False, "insert", two_again, p500, p600),
-        (TABLE, k2, 4, at(600), None, True, True, "truncate", two_again, p600, None),
+        (TABLE, K1, 1, at(100), at(200), False, False, "insert", one_a, p100_1, p200a),
+        (TABLE, K1, 2, at(200), at(200), False, False, "update", one_b, p200a, p200b),
+        (TABLE, K1, 3, at(200), at(300), False, False, "update", one_c, p200b, p300),
+        (TABLE, K1, 4, at(300), at(600), False, False, "update", one_null, p300, p600),
+        (TABLE, K1, 5, at(600), None, True, True, "truncate", one_null, p600, None),
+        (TABLE, K2, 1, at(100), at(400), False, False, "insert", two_x, p100_2, p400),
+        (TABLE, K2, 2, at(400), at(500), False, True, "delete", two_x, p400, p500),
+        (TABLE, K2, 3, at(500), at(600), False, False, "insert", two_again, p500, p600),
+        (TABLE, K2, 4, at(600), None, True, True, "truncate", two_again, p600, None),
         (
             TABLE,
-            k3,
+            K3,
             1,
             at(700),
             None,
@@ -111,7 +112,7 @@ def test_stream_shuffled_with_duplicates_in_two_loads(shared: ScenarioView) -> N
             None,
         ),
     ]
-    assert shared.current() == [(TABLE, k3, '{"ID":"3","NAME":"after","QTY":"1","rowid":"R3"}')]
+    assert shared.current() == [(TABLE, K3, '{"ID":"3","NAME":"after","QTY":"1","rowid":"R3"}')]
     assert shared.query("select table_id, vendor_op, is_truncate from {schema}.cdc_ddl_events") == [
         (TABLE, "TRUNCATE", True)
     ]
@@ -134,9 +135,6 @@ def late_link_of_a_key_chain(folder: Path) -> Rounds:
         [("shareplex_json", write_jsonl(folder / "load1.jsonl", first))],
         [("shareplex_json", write_jsonl(folder / "load2.jsonl", [rekey_1_2]))],
     ]
-
-
-K1, K2, K3, K4 = '{"ID":"1"}', '{"ID":"2"}', '{"ID":"3"}', '{"ID":"4"}'
 
 
 def rekeyed_row(key: str, name: str, qty: str) -> str:
