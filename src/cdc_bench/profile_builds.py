@@ -1,7 +1,7 @@
 """Profile small incremental builds on a saved warehouse: what each build, node and statement costs.
 
     python scripts/profile_builds.py --events 2000000 --keys 200000 --builds 8
-    python scripts/profile_builds.py --builds 8 --alternate CDC_ADAPTIVE=true,false --statements
+    python scripts/profile_builds.py --builds 9 --alternate CDC_ADAPTIVE=true,false,false,true --statements
 
 The first run generates the bench's messages (cdc_bench.data, DataWorks JSON: --events over --keys, then
 small increments of --small-messages each), lands the base, builds it whole and saves the warehouse (Spark
@@ -10,13 +10,17 @@ comparable, and in one process lands and builds the increments one by one (`dbt 
 out), as a runner's cycles do. Printed per build: land and build seconds, Spark SQL statements and jobs
 (cdc_bench.spark_work); per node: seconds and each statement with its jobs; with --statements, each
 statement's seconds (sent to its results fetched) and the seconds Spark's analyzer and optimizer rules took
-in it (Catalyst's RuleExecutor: planning, Delta's file listing for a scan included).
+in it (Catalyst's RuleExecutor: planning, Delta's file listing for a scan included); with --jobs, the build's
+Spark jobs by kind (cdc_bench.spark_work.job_kind: Delta's file filtering and snapshots, a MERGE's phases, the
+statements' own), each kind's count and seconds.
 
 --alternate NAME=V1,V2 sets environment variable NAME to V1 for the 1st, 3rd... build and V2 for the 2nd,
-4th..., the way to compare two settings on a machine whose speed drifts: each build of one setting has a
-build of the other beside it. The profile (profiles.yml) reads CDC_* variables when dbt starts an
-invocation, so a setting it takes from one (CDC_ADAPTIVE, CDC_SHUFFLE_PARTITIONS, CDC_EXPRESSION_CODEGEN...)
-changes from one build to the next in the same Spark. The summary gives each setting's median build and
+4th..., the way to compare two settings on a machine whose speed drifts: each build of one setting has a build
+of the other beside it. The profile (profiles.yml) reads CDC_* variables when dbt starts an invocation, so a
+setting it takes from one (CDC_ADAPTIVE, CDC_SHUFFLE_PARTITIONS, CDC_EXPRESSION_CODEGEN...) changes from one
+build to the next in the same Spark. The stream has a heartbeat every 1,000 changes, so increments of 1,000
+messages hold one in about every other build (cdc_heartbeats and its test then run too): give two values as
+V1,V2,V2,V1 and each setting builds as many of each kind. The summary gives each setting's median build and
 jobs, the first build (the JVM's coldest) left out. Not part of the test suite.
 """
 
@@ -165,6 +169,9 @@ def profile(args: argparse.Namespace, work: Path, alternate: list[tuple[str, lis
         if args.statements:
             for sql, spent, rules_spent in statements:
                 print(f"    {spent:6.2f} s (rules {rules_spent:5.2f} s)  {statement_label(sql)}")
+        if args.jobs:
+            for kind, (count, seconds) in work_done.job_kinds.items():
+                print(f"  {count:4d} jobs {seconds:6.2f} s  {kind}")
         if number:  # the first build is the JVM's coldest
             by_setting.setdefault(label, []).append((built, work_done.jobs))
     print("== summary (builds after the first)")
@@ -194,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         help="an environment variable set to V1, V2, ... for builds 1, 2, ... in turn (repeat for several)",
     )
     parser.add_argument("--statements", action="store_true", help="each statement's seconds and rule seconds")
+    parser.add_argument("--jobs", action="store_true", help="the build's Spark jobs by kind, with their seconds")
     parser.add_argument("--fresh", action="store_true", help="generate the messages and the saved warehouse again")
     parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "profile_builds")
     parser.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)

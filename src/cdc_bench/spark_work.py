@@ -24,6 +24,8 @@ class SparkWork:
     # node name -> each statement it sent, in order: its kind (statement_kind) and the Spark jobs run
     # until the next statement; statements sent outside any node (dbt's own: its relation cache) under ""
     node_statements: dict[str, list[str]] = field(default_factory=dict)
+    # job kind (job_kind) -> (jobs, their seconds from submitted to completed), most jobs first
+    job_kinds: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def summary(self, top: int = 5) -> dict[str, Any]:
         heaviest = sorted(self.per_node.items(), key=lambda item: (-item[1][1], -item[1][0]))[:top]
@@ -52,6 +54,47 @@ def statement_kind(sql: str) -> str:
     return " ".join(words[:2])
 
 
+_CALL_SITE = re.compile(r"^(?P<call>\S+) at (?P<where>\S+?)(?::\d+)?$")
+_DELTA_PREFIXES = re.compile(r"^(?:Delta: )+")
+
+
+def job_kind(description: str) -> str:
+    """What a Spark job is, from the description Spark shows for it, without what changes from one build to
+    the next (table versions, file counts): Delta names its own jobs by what they do (`Delta: Filtering files
+    for query`, one per Delta table a statement reads; `Delta: Compute snapshot for version: N`, a table's
+    state read again after a commit, also when Delta computes it while filtering files; the phases of a
+    MERGE); the rest are named by the call that ran them, `collect (session.py)` being a query dbt sent."""
+    text = _DELTA_PREFIXES.sub("", description.strip())
+    if "Compute snapshot for version" in text:
+        return "Delta: Compute snapshot for version: N"
+    if text == "Filtering files for query":
+        return "Delta: Filtering files for query"
+    call_site = _CALL_SITE.match(text)
+    if call_site and " " not in call_site["call"]:
+        # `$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768`: withThreadLocalCaptured
+        call = re.sub(r"\$anonfun\$|\$\d+$", "", call_site["call"])
+        return f"{call} ({call_site['where'].rsplit('/', 1)[-1]})"
+    return "Delta: " + re.sub(r"\d+", "N", text)
+
+
+def _jobs(spark: Any, after_id: int) -> list[tuple[int, str, float]]:
+    """(job id, job_kind, seconds from submitted to completed) of the jobs after `after_id` Spark still holds."""
+    found = []
+    iterator = spark.sparkContext._jsc.sc().statusStore().jobsList(None).iterator()
+    while iterator.hasNext():
+        job = iterator.next()
+        if job.jobId() > after_id:
+            description = job.description().get() if job.description().isDefined() else job.name()
+            submitted, completed = job.submissionTime(), job.completionTime()
+            seconds = (
+                (completed.get().getTime() - submitted.get().getTime()) / 1000
+                if submitted.isDefined() and completed.isDefined()
+                else 0.0
+            )
+            found.append((job.jobId(), job_kind(description), seconds))
+    return found
+
+
 def _executions(spark: Any, after_id: int) -> list[tuple[int, int, int]]:
     """(execution id, submission time in ms, jobs) of the SQL executions after `after_id` Spark still holds."""
     found = []
@@ -71,6 +114,7 @@ def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
 
     work, node_results = SparkWork(), []
     first = max((execution[0] for execution in _executions(spark, -1)), default=-1)
+    first_job = max((job[0] for job in _jobs(spark, -1)), default=-1)
     sent: list[tuple[float, str]] = []  # (when, kind)
     execute = session.Cursor.execute
 
@@ -85,6 +129,11 @@ def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
         session.Cursor.execute = execute
     executions = _executions(spark, first)
     work.statements, work.jobs = len(sent), sum(jobs for _, _, jobs in executions)
+    kinds: dict[str, tuple[int, float]] = {}
+    for _, kind, seconds in _jobs(spark, first_job):
+        count, total = kinds.get(kind, (0, 0.0))
+        kinds[kind] = (count + 1, total + seconds)
+    work.job_kinds = dict(sorted(kinds.items(), key=lambda item: (-item[1][0], item[0])))
     # dbt sends one statement at a time (threads: 1): a statement's jobs are those submitted before the next
     ends = [at for at, _ in sent[1:]] + [float("inf")]
     labelled = [

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from cdc_bench.report import main, publish
-from cdc_bench.spark_work import statement_kind
+from cdc_bench.spark_work import job_kind, statement_kind
 
 REPORT = {
     "target": "local",
@@ -63,3 +63,30 @@ def test_a_statement_is_named_by_its_leading_sql_words() -> None:
     assert statement_kind("create or replace table bench.t as select 1") == "create or replace table"
     assert statement_kind(f"{comment} insert overwrite table t partition (p) by name select 1") == "insert overwrite"
     assert statement_kind("  ") == "(empty)"
+
+
+def test_a_spark_job_is_named_by_what_it_does_without_versions_and_counts() -> None:
+    # descriptions as Spark 4.2 and Delta 4.4 gave them in a small build
+    assert job_kind("Delta: Filtering files for query") == "Delta: Filtering files for query"
+    # a table's state read again after a commit, alone or while Delta filters its files
+    snapshot = "Delta: Compute snapshot for version: N"
+    assert job_kind("Delta: Compute snapshot for version: 1") == snapshot
+    assert job_kind("Delta: Delta: Filtering files for query: Compute snapshot for version: 3") == snapshot
+    assert job_kind("MERGE operation - materialize source") == "Delta: MERGE operation - materialize source"
+    rewrite = "Writing Deletion Vectors for modified data - MERGE operation - Rewriting Deletion Vectors to {} files"
+    assert job_kind("Delta: " + rewrite.format(2)) == "Delta: " + rewrite.format("N")
+    assert (
+        job_kind("Delta: MERGE operation - materialize source: Filtering files for query")
+        == "Delta: MERGE operation - materialize source: Filtering files for query"
+    )
+    # the rest by the call that ran them
+    assert job_kind("collect at /work/.venv/lib/python3.11/site-packages/dbt/adapters/spark/session.py:142") == (
+        "collect (session.py)"
+    )
+    assert job_kind("$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768") == (
+        "withThreadLocalCaptured (CompletableFuture.java)"
+    )
+    assert job_kind("$anonfun$recordDeltaOperationInternal$1 at DatabricksLogging.scala:128") == (
+        "recordDeltaOperationInternal (DatabricksLogging.scala)"
+    )
+    assert job_kind("sql at <unknown>:0") == "sql (<unknown>)"
