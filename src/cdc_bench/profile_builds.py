@@ -150,7 +150,7 @@ def profile(args: argparse.Namespace, work: Path, alternate: list[tuple[str, lis
         messages = land(SOURCE_FORMAT, [str(folder)])["messages"]
         landed = time.perf_counter() - started
         started = time.perf_counter()
-        with counted(spark) as (work_done, node_results), timed_statements(spark) as statements:
+        with counted(spark, job_kinds=args.jobs) as (work_done, node_results), timed_statements(spark) as statements:
             result = dbtRunner().invoke(
                 ["--log-level", "warn", *BUILD, "--profiles-dir", "profiles", "--project-dir", str(PROJECT_ROOT)]
             )

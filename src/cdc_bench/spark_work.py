@@ -24,7 +24,8 @@ class SparkWork:
     # node name -> each statement it sent, in order: its kind (statement_kind) and the Spark jobs run
     # until the next statement; statements sent outside any node (dbt's own: its relation cache) under ""
     node_statements: dict[str, list[str]] = field(default_factory=dict)
-    # job kind (job_kind) -> (jobs, their seconds from submitted to completed), most jobs first
+    # job kind (job_kind) -> (jobs, their seconds from submitted to completed), most jobs first; counted
+    # only when asked (counted's job_kinds)
     job_kinds: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def summary(self, top: int = 5) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def job_kind(description: str) -> str:
     if text == "Filtering files for query":
         return "Delta: Filtering files for query"
     call_site = _CALL_SITE.match(text)
-    if call_site and " " not in call_site["call"]:
+    if call_site:
         # `$anonfun$withThreadLocalCaptured$1 at CompletableFuture.java:1768`: withThreadLocalCaptured
         call = re.sub(r"\$anonfun\$|\$\d+$", "", call_site["call"])
         return f"{call} ({call_site['where'].rsplit('/', 1)[-1]})"
@@ -107,14 +108,16 @@ def _executions(spark: Any, after_id: int) -> list[tuple[int, int, int]]:
 
 
 @contextmanager
-def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
+def counted(spark: Any, job_kinds: bool = False) -> Iterator[tuple[SparkWork, list]]:
     """Counts the statements and jobs of what runs inside the block; yields the counts (filled when the block
-    ends) and a list to put dbt's node results in (dbtRunner's `result.result`), for the counts per node."""
+    ends) and a list to put dbt's node results in (dbtRunner's `result.result`), for the counts per node.
+    With `job_kinds`, also the jobs by kind (SparkWork.job_kinds): a walk of Spark's job list at each end of
+    the block, a few py4j calls per job, which the bench's timed builds leave out."""
     from dbt.adapters.spark import session
 
     work, node_results = SparkWork(), []
     first = max((execution[0] for execution in _executions(spark, -1)), default=-1)
-    first_job = max((job[0] for job in _jobs(spark, -1)), default=-1)
+    first_job = max((job[0] for job in _jobs(spark, -1)), default=-1) if job_kinds else None
     sent: list[tuple[float, str]] = []  # (when, kind)
     execute = session.Cursor.execute
 
@@ -129,11 +132,12 @@ def counted(spark: Any) -> Iterator[tuple[SparkWork, list]]:
         session.Cursor.execute = execute
     executions = _executions(spark, first)
     work.statements, work.jobs = len(sent), sum(jobs for _, _, jobs in executions)
-    kinds: dict[str, tuple[int, float]] = {}
-    for _, kind, seconds in _jobs(spark, first_job):
-        count, total = kinds.get(kind, (0, 0.0))
-        kinds[kind] = (count + 1, total + seconds)
-    work.job_kinds = dict(sorted(kinds.items(), key=lambda item: (-item[1][0], item[0])))
+    if first_job is not None:
+        kinds: dict[str, tuple[int, float]] = {}
+        for _, kind, seconds in _jobs(spark, first_job):
+            count, total = kinds.get(kind, (0, 0.0))
+            kinds[kind] = (count + 1, total + seconds)
+        work.job_kinds = dict(sorted(kinds.items(), key=lambda item: (-item[1][0], item[0])))
     # dbt sends one statement at a time (threads: 1): a statement's jobs are those submitted before the next
     ends = [at for at, _ in sent[1:]] + [float("inf")]
     labelled = [
