@@ -27,16 +27,15 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cdc_bench.data import default_stream, generate
+from cdc_bench.runner_cycles import TimedCycle, percentile_95, timed_cycles
 from cdc_bench.steps import BUILD, run_dbt
 from cdc_dbt_spark.connection import connect, end_spark
 from cdc_dbt_spark.kafka import KafkaSource
@@ -55,49 +54,29 @@ def runner_latencies(
 ) -> tuple[list[float], list[float]]:
     """Seconds from producing each folder's messages to the runner's log that they are visible in
     cdc_current (its build's first step done), and to the end of that cycle's build."""
-    command = [sys.executable, "-m", "cdc_dbt_spark.runner", f"--topic={source_format}={TOPIC}"]
-    command += [f"--bootstrap-servers={broker.bootstrap_servers}", "--every", "5", "--", *BUILD[1:]]
-    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    runner = subprocess.Popen(
-        command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=PROJECT_ROOT
+
+    def producer(folder: Path) -> Callable[[], int]:
+        def produce() -> int:
+            records = [(None, line.rstrip(b"\n")) for path in sorted(folder.iterdir()) for line in path.open("rb")]
+            broker.produce(TOPIC, records, partitions)
+            return len(records)
+
+        return produce
+
+    def progress(number: int, cycle: TimedCycle) -> None:
+        log.info(
+            "cycle %d of %d: visible after %.1f s, built after %.1f s", number, len(folders), cycle.visible, cycle.built
+        )
+
+    arguments = [f"--topic={source_format}={TOPIC}", f"--bootstrap-servers={broker.bootstrap_servers}", "--every", "5"]
+    cycles = timed_cycles(
+        [*arguments, "--", *BUILD[1:]],
+        [producer(folder) for folder in folders],
+        work / "runner.log",
+        dict(os.environ),
+        progress,
     )
-    with (work / "runner.log").open("w") as output:
-
-        def until(pattern: str) -> re.Match:
-            for line in runner.stdout:
-                output.write(line)
-                if found := re.search(pattern, line):
-                    return found
-            raise RuntimeError(f"the runner ended; see {work / 'runner.log'}")
-
-        try:
-            until(r"cycle \d+: 0 messages landed, nothing to build")
-            latencies, builds = [], []
-            for folder in folders:
-                started = time.perf_counter()
-                records = [(None, line.rstrip(b"\n")) for path in sorted(folder.iterdir()) for line in path.open("rb")]
-                broker.produce(TOPIC, records, partitions)
-                produced = len(records)
-                visible = 0  # a cycle may have started while they were produced: it takes only some
-                while visible < produced:
-                    visible += int(until(r"cycle \d+: (\d+) messages landed, visible in cdc_current").group(1))
-                latencies.append(time.perf_counter() - started)
-                until(r"cycle \d+: \d+ messages landed .*, built,")  # the rest of the cycle's build
-                built = time.perf_counter() - started
-                log.info(
-                    "cycle %d of %d: visible after %.1f s, built after %.1f s",
-                    len(latencies),
-                    len(folders),
-                    latencies[-1],
-                    built,
-                )
-                builds.append(built)
-            return latencies, builds
-        finally:
-            runner.send_signal(signal.SIGTERM)
-            for line in runner.stdout:
-                output.write(line)
-            runner.wait()
+    return [cycle.visible for cycle in cycles], [cycle.built for cycle in cycles]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, values in seconds.items():
         print(f"{name:12s} median {median[name]:7.1f} s   runs: {', '.join(f'{value:.1f}' for value in values)}")
     if latencies:
-        p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
+        p95 = percentile_95(latencies)
         print(f"latency      median {statistics.median(latencies):7.1f} s   95th percentile {p95:.1f} s")
         print(f"             cycles: {', '.join(f'{value:.1f}' for value in latencies)}")
         print(f"built        median {statistics.median(builds):7.1f} s   (the cycle's whole build, tests included)")

@@ -21,7 +21,15 @@ setting it takes from one (CDC_ADAPTIVE, CDC_SHUFFLE_PARTITIONS, CDC_EXPRESSION_
 build to the next in the same Spark. The stream has a heartbeat every 1,000 changes, so increments of 1,000
 messages hold one in about every other build (cdc_heartbeats and its test then run too): give two values as
 V1,V2,V2,V1 and each setting builds as many of each kind. The summary gives each setting's median build and
-jobs, the first build (the JVM's coldest) left out. Not part of the test suite.
+jobs, the first build (the JVM's coldest) left out.
+
+--runner times the builds as a user's warm runner runs them instead: `cdc-run --every 1` as its own process over
+the copy of the warehouse (cdc_bench.runner_cycles), each increment's file moved into the runner's folder once
+the cycle before has built. Printed per cycle: the seconds from the move to the runner's line that the messages
+are visible in cdc_current, to the end of the cycle's build, and the runner's compaction of cdc_history when it
+ran; then the median and 95th percentile of both (the first cycle, the JVM's coldest, left out), the last
+cycle against the 10th (and the median of the last ten against that of cycles 6-15), and cdc_history's files
+after each of its commits. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -34,11 +42,12 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from cdc_bench.runner_cycles import TimedCycle, percentile_95, timed_cycles
 from cdc_bench.spark_work import counted
 from cdc_bench.steps import BUILD
 from cdc_dbt_spark.settings import use_project
@@ -130,6 +139,78 @@ def statement_label(sql: str) -> str:
     return f"{name[:60]}: {text[:100]}"
 
 
+def runner_profile(args: argparse.Namespace, work: Path) -> None:
+    """--runner: the increments as cycles of a warm `cdc-run` of its own, then cdc_history's files."""
+    from cdc_dbt_spark.connection import connect
+
+    shutil.rmtree(work / "spark", ignore_errors=True)
+    shutil.copytree(work / "saved", work / "spark")
+    inbox = work / "runner_folder"
+    shutil.rmtree(inbox, ignore_errors=True)
+    inbox.mkdir()
+
+    def mover(number: int) -> Callable[[], int]:
+        def move() -> int:
+            messages = 0
+            for path in sorted((work / "increments" / f"{number:03d}").iterdir()):
+                # copied under a hidden name, then renamed: the runner lands whole files only
+                hidden = inbox / f".{number:03d}-{path.name}"
+                shutil.copyfile(path, hidden)
+                with hidden.open("rb") as lines:
+                    messages += sum(1 for _ in lines)
+                hidden.rename(inbox / f"{number:03d}-{path.name}")
+            return messages
+
+        return move
+
+    def progress(number: int, cycle: TimedCycle) -> None:
+        print(f"== cycle {number}: visible after {cycle.visible:.1f} s, built after {cycle.built:.1f} s", flush=True)
+
+    started = time.time()
+    cycles = timed_cycles(
+        [f"--source={SOURCE_FORMAT}={inbox}", "--every", "1", "--", *BUILD[1:]],
+        [mover(number) for number in range(args.builds)],
+        work / "runner.log",
+        dict(os.environ),
+        progress,
+    )
+    compactions = [(number, cycle.compacted) for number, cycle in enumerate(cycles, 1) if cycle.compacted is not None]
+    warm = cycles[1:] or cycles
+    visible, built = [cycle.visible for cycle in warm], [cycle.built for cycle in warm]
+    print(f"== summary ({len(warm)} cycles after the first; runner log {work / 'runner.log'})")
+    print(f"  visible: median {statistics.median(visible):.1f} s, 95th percentile {percentile_95(visible):.1f} s")
+    print(f"  built:   median {statistics.median(built):.1f} s, 95th percentile {percentile_95(built):.1f} s")
+    print(f"  cdc_history compacted after cycles {', '.join(f'{n} ({s:.1f} s)' for n, s in compactions) or 'none'}")
+    if len(cycles) >= 10:
+        last, tenth = cycles[-1].built, cycles[9].built
+        print(f"  cycle {len(cycles)} / cycle 10 (built): {last:.1f} / {tenth:.1f} s = {last / tenth:.2f}")
+    if len(cycles) >= 25:
+        early = statistics.median(cycle.built for cycle in cycles[5:15])
+        late = statistics.median(cycle.built for cycle in cycles[-10:])
+        print(f"  median of the last 10 / of cycles 6-15 (built): {late:.1f} / {early:.1f} s = {late / early:.2f}")
+    run_files = [(operation, count) for at, operation, count in history_files(connect("local").spark) if at >= started]
+    if run_files:
+        print(
+            f"  cdc_history's files after each commit of the run (max {max(count for _, count in run_files)}): "
+            + ", ".join(f"{count}{'' if operation == 'MERGE' else f' ({operation})'}" for operation, count in run_files)
+        )
+
+
+def history_files(spark: Any) -> list[tuple[float, str, int]]:
+    """(time, operation, data files) of each commit of cdc_history, oldest first: the files a reader of that
+    version reads (a snapshot's file list, one Spark job each)."""
+    commits = spark.sql(f"describe history {SCHEMA}.cdc_history").select("version", "timestamp", "operation").collect()
+    location = spark.sql(f"describe detail {SCHEMA}.cdc_history").select("location").first()[0]
+    return [
+        (
+            commit.timestamp.timestamp(),
+            commit.operation,
+            len(spark.read.format("delta").option("versionAsOf", commit.version).load(location).inputFiles()),
+        )
+        for commit in sorted(commits, key=lambda commit: commit.version)
+    ]
+
+
 def profile(args: argparse.Namespace, work: Path, alternate: list[tuple[str, list[str]]]) -> None:
     from dbt.cli.main import dbtRunner
 
@@ -202,10 +283,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--statements", action="store_true", help="each statement's seconds and rule seconds")
     parser.add_argument("--jobs", action="store_true", help="the build's Spark jobs by kind, with their seconds")
+    parser.add_argument(
+        "--runner", action="store_true", help="the builds as cycles of a warm cdc-run of its own, timed from outside"
+    )
     parser.add_argument("--fresh", action="store_true", help="generate the messages and the saved warehouse again")
     parser.add_argument("--work-dir", type=Path, default=PROJECT_ROOT / "artifacts" / "profile_builds")
     parser.add_argument("--prepare-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.runner and (args.alternate or args.statements or args.jobs):
+        parser.error("--runner times the runner from outside: it takes no --alternate, --statements or --jobs")
     work = args.work_dir.resolve()
     os.environ.update({"CDC_SCHEMA": SCHEMA, "CDC_TARGET": "local", "CDC_SPARK_HOME": str(work / "spark")})
     if args.prepare_only:
@@ -219,7 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     missing = [number for number in range(args.builds) if not (work / "increments" / f"{number:03d}").is_dir()]
     if missing:
         raise SystemExit(f"the saved messages hold {min(missing)} increments; run with --fresh --builds {args.builds}")
-    profile(args, work, args.alternate)
+    if args.runner:
+        runner_profile(args, work)
+    else:
+        profile(args, work, args.alternate)
     return 0
 
 
