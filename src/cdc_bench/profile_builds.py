@@ -155,9 +155,9 @@ def runner_profile(args: argparse.Namespace, work: Path) -> None:
             for path in sorted((work / "increments" / f"{number:03d}").iterdir()):
                 # copied under a hidden name, then renamed: the runner lands whole files only
                 hidden = inbox / f".{number:03d}-{path.name}"
-                shutil.copyfile(path, hidden)
-                with hidden.open("rb") as lines:
-                    messages += sum(1 for _ in lines)
+                text = path.read_bytes()
+                hidden.write_bytes(text)
+                messages += len(text.splitlines())  # JSON lines: a message a line
                 hidden.rename(inbox / f"{number:03d}-{path.name}")
             return messages
 

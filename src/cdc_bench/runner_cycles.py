@@ -54,11 +54,15 @@ def timed_cycles(
     cycles: list[TimedCycle] = []
     with log_path.open("w") as output:
 
+        def take(line: str) -> None:
+            """Logs the runner's line; a compaction belongs to the last cycle timed (it follows its build)."""
+            output.write(line)
+            if (compacted := _COMPACTED.search(line)) and cycles:
+                cycles[-1].compacted = float(compacted.group(1))
+
         def until(pattern: re.Pattern) -> re.Match:
             for line in runner.stdout:
-                output.write(line)
-                if (compacted := _COMPACTED.search(line)) and cycles:
-                    cycles[-1].compacted = float(compacted.group(1))
+                take(line)
                 if found := pattern.search(line):
                     return found
             raise RuntimeError(f"the runner ended; see {log_path}")
@@ -80,9 +84,7 @@ def timed_cycles(
         finally:
             runner.send_signal(signal.SIGTERM)
             for line in runner.stdout:
-                output.write(line)
-                if (compacted := _COMPACTED.search(line)) and cycles:
-                    cycles[-1].compacted = float(compacted.group(1))
+                take(line)
             runner.wait()
 
 
